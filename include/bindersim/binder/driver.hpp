@@ -1,0 +1,247 @@
+// The binder driver: processes with looper pools, waiting_threads with head insertion, todo
+// lists, two-way / oneway / reply / nested transactions, BR_SPAWN_LOOPER and priority
+// inheritance (KERNEL.md section 1). Thread selection is delegated to a Selector.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "bindersim/engine/context.hpp"
+#include "bindersim/sched/scheduler.hpp"
+#include "bindersim/selectors/selector.hpp"
+
+namespace bindersim::cost {
+class CostModel;
+}
+
+namespace bindersim::binder {
+
+using engine::SimTime;
+
+// How a server thread inherits the caller's priority.
+enum class PriorityInheritance : std::uint8_t {
+  kAndroid,   // policy and priority, applied before the wakeup (RT only if the node allows)
+  kUpstream,  // nice only, applied when the thread reads the transaction
+};
+
+struct KernelOptions {
+  PriorityInheritance inheritance = PriorityInheritance::kAndroid;
+};
+
+struct NodeConfig {
+  std::string name;
+  bool inherit_rt = true;  // FLAT_BINDER_FLAG_INHERIT_RT
+  int min_nice = 19;       // the node's minimum priority as a nice value (19: no floor)
+};
+
+struct ProcessConfig {
+  std::string name;
+  int max_threads = 15;           // BINDER_SET_MAX_THREADS (libbinder default 15)
+  bool start_thread_pool = true;  // startThreadPool(): one main looper
+  std::int64_t looper_working_set_bytes = 0;
+  std::vector<NodeConfig> nodes;
+};
+
+// What the driver reports about a completed two-way call.
+struct CallRecord {
+  SimTime started = 0;   // the caller entered the send path
+  SimTime finished = 0;  // the reply was returned to the caller's userspace
+  int caller_cpu = -1;   // CPU the caller ran on when it called
+  int server_cpu = -1;   // CPU where the server thread started handling the call
+  sched::Policy caller_policy = sched::Policy::kNormal;
+  std::uint64_t cookie = 0;  // the caller's tag
+};
+
+// The userspace above the driver (libbinder and the workload), told when control returns to it.
+class UserSpace {
+ public:
+  virtual ~UserSpace() = default;
+  // `tid` finished a user-code segment started with Driver::compute().
+  virtual void on_user_work_done(int tid) = 0;
+  // A looper `tid` received transaction `txn` (handle it, then Driver::reply or
+  // Driver::finish_oneway).
+  virtual void on_transaction(int tid, int txn) = 0;
+  // The two-way call of `tid` completed.
+  virtual void on_reply(int tid, const CallRecord& record) = 0;
+  // A oneway send of `tid` returned to userspace.
+  virtual void on_oneway_sent(int tid) = 0;
+};
+
+struct Transaction {
+  bool oneway = false;
+  bool is_reply = false;
+  int from_tid = -1;
+  int to_proc = -1;
+  int to_tid = -1;  // target thread (nested call or reply), -1: selected
+  int node = -1;    // index into the target process's nodes
+  std::int64_t payload_bytes = 0;
+  int payload_cpu = -1;  // CPU where the payload was written
+  int caller_cpu = -1;
+  sched::Policy caller_policy = sched::Policy::kNormal;
+  int caller_nice = 0;
+  int caller_rt_priority = 0;
+  int from_parent = -1;  // transaction the sender was handling when it sent this one
+  SimTime started = 0;
+  int server_cpu = -1;
+  bool priority_set = false;  // set_priority_called
+  sched::Policy saved_policy = sched::Policy::kNormal;
+  int saved_nice = 0;
+  int saved_rt_priority = 0;
+  bool transfer_charged = false;
+  std::uint64_t cookie = 0;
+  bool in_use = false;
+};
+
+// Counters of the driver's own behaviour.
+struct DriverCounters {
+  std::uint64_t transactions = 0;
+  std::uint64_t replies = 0;
+  std::uint64_t oneway = 0;
+  std::uint64_t oneway_parked = 0;
+  std::uint64_t nested = 0;
+  std::uint64_t proc_todo_queued = 0;  // no idle thread: queued on proc->todo
+  std::uint64_t spawn_requests = 0;    // BR_SPAWN_LOOPER sent
+  std::uint64_t nudges_applied = 0;
+};
+
+class Driver final : public sched::TaskOwner,
+                     public selectors::MachineView,
+                     public engine::EventHandler {
+ public:
+  Driver(engine::SimContext& context, sched::Scheduler& sched, cost::CostModel& cost,
+         selectors::Selector& selector, KernelOptions options);
+
+  void set_userspace(UserSpace& userspace) { userspace_ = &userspace; }
+
+  // Creates a process; with start_thread_pool its main looper starts at time 0.
+  int create_process(const ProcessConfig& config);
+  // Creates a userspace thread of `proc` (not a looper) that the workload drives. It starts
+  // (is woken as a new task) at `start`, beginning with a compute of `first_work_ref_ns`.
+  int create_thread(int proc, const sched::TaskParams& params);
+  void start_thread(int tid, std::int64_t first_work_ref_ns, int parent_tid = -1);
+
+  // Userspace actions of the running thread `tid`.
+  void compute(int tid, std::int64_t work_ref_ns);
+  void call(int tid, int target_proc, int node, std::int64_t payload_bytes, bool oneway,
+            std::uint64_t cookie);
+  void reply(int tid, std::int64_t payload_bytes);
+  void finish_oneway(int tid);
+  void sleep(int tid, SimTime duration, std::int64_t then_work_ref_ns);
+  void exit_thread(int tid);
+  // The running `tid` sleeps in userspace until wake_user() (pthread_join and the like).
+  void wait_user(int tid);
+  // Wakes `tid` (sleeping in userspace, e.g. in pthread_join) from the running `waker`.
+  void wake_user(int tid, int waker_tid, std::int64_t then_work_ref_ns);
+
+  // sched::TaskOwner
+  void on_work_done(int tid) override;
+  void on_resume(int tid, int cpu) override;
+  // selectors::MachineView
+  bool available_idle_cpu(int cpu) const override { return sched_.available_idle_cpu(cpu); }
+  const topology::Topology& topology() const override { return context_.topology; }
+  // engine::EventHandler: spawned loopers and timers.
+  void on_event(const engine::Event& event) override;
+
+  const Transaction& transaction(int id) const { return txns_[static_cast<std::size_t>(id)]; }
+  int process_of(int tid) const;
+  int num_processes() const { return static_cast<int>(procs_.size()); }
+  // Looper threads of a process, in creation order.
+  const std::vector<int>& loopers(int proc) const;
+  // waiting_threads of a process, head first.
+  std::vector<int> waiting_threads(int proc) const;
+  int last_cpu(int tid) const;
+  const DriverCounters& counters() const { return counters_; }
+
+ private:
+  enum class Phase : std::uint8_t {
+    kNone,
+    kUser,          // userspace work
+    kSend,          // BC_TRANSACTION path
+    kReply,         // BC_REPLY path
+    kReturnToRead,  // BC_FREE_BUFFER and entering the read again
+    kWaitReply,     // asleep until the reply (or a nested call) arrives
+    kIdle,          // asleep in waiting_threads
+    kReceive,       // woken, returning from the read with work
+    kDeliver,       // copying the transaction's data in, then back to userspace
+    kRegister,      // a new looper registering (BC_REGISTER_LOOPER / BC_ENTER_LOOPER)
+    kSleep,         // userspace sleep
+    kUserBlocked,   // userspace wait (pthread_join and the like)
+  };
+
+  struct Thread {
+    int tid = -1;
+    int proc = -1;
+    bool looper = false;
+    Phase phase = Phase::kNone;
+    std::vector<int> stack;  // transaction_stack: ids, top at back
+    std::deque<int> todo;
+    int pending = -1;           // transaction picked by the current read, being delivered
+    int outgoing = -1;          // two-way call awaiting its reply
+    int last_cpu = -1;          // CTABS: CPU right after returning from waiting for work
+    int preferred_cpu = -1;     // CTABS nudge
+    int resume_cpu = -1;        // CPU where it returned from waiting this time
+    bool free_pending = false;  // a received buffer to free with the next write
+    std::int64_t pending_work_ref_ns = 0;  // user work after a sleep or wake_user
+  };
+
+  struct Node {
+    NodeConfig config;
+    bool async_in_flight = false;
+    std::deque<int> async_todo;
+  };
+
+  struct Process {
+    ProcessConfig config;
+    std::vector<Node> nodes;
+    std::vector<int> loopers;
+    std::deque<int> waiting;  // waiting_threads, head = front
+    std::deque<int> todo;     // proc->todo
+    int requested_threads = 0;
+    int spawned = 0;
+  };
+
+  enum EventKind : std::uint16_t { kSpawnLooper = 1, kSleepDone = 2 };
+
+  static bool is_waiting(Phase phase);
+  Thread& th(int tid);
+  const Thread& th(int tid) const;
+  int new_looper(int proc, int parent_tid);
+  int alloc_txn();
+  void free_txn(int id);
+  void begin_kernel(int tid, Phase phase, std::int64_t work_ref_ns);
+  void do_transaction(int tid);
+  void do_reply(int tid);
+  void deliver(int txn_id, bool sync_wakeup, int waker_tid);
+  void wakeup_proc(int proc, int waker_tid);
+  int select_thread(int proc, int caller_cpu, bool sync, int* preferred_cpu);
+  void wake_thread(int tid, bool sync, int waker_tid);
+  void read(int tid);
+  void finish_read(int tid);
+  void start_handling(int tid, int txn_id);
+  void deliver_to_user(int tid);
+  void take_work(int tid, int txn_id);
+  void apply_android_priority(int tid, Transaction& txn);
+  void apply_upstream_priority(int tid, Transaction& txn);
+  void restore_priority(int tid, const Transaction& txn);
+  void restore_default_priority(int tid);
+  void maybe_spawn(int proc, int spawner_tid);
+  void free_buffer(int tid, int txn_id);
+
+  engine::SimContext& context_;
+  sched::Scheduler& sched_;
+  cost::CostModel& cost_;
+  selectors::Selector& selector_;
+  KernelOptions options_;
+  UserSpace* userspace_ = nullptr;
+  std::uint16_t target_ = 0;
+  std::vector<Process> procs_;
+  std::vector<Thread> threads_;  // indexed by tid; tid of non-binder tasks has proc -1
+  std::vector<Transaction> txns_;
+  std::vector<int> free_txns_;
+  std::vector<selectors::IdleThread> scratch_;  // reused selection input
+  DriverCounters counters_;
+};
+
+}  // namespace bindersim::binder

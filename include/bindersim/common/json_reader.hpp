@@ -1,0 +1,119 @@
+// Strict reading of JSON input files: every error names the file, the JSON pointer, what was
+// expected and what was found; unknown keys are rejected with the closest valid name.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bindersim {
+
+// A JSON value with its origin (file name and JSON pointer). Does not own the value: the
+// JsonDocument it came from must outlive it. Every accessor throws ConfigError on a mismatch.
+class JsonNode {
+ public:
+  JsonNode(const nlohmann::json& value, std::shared_ptr<const std::string> file,
+           std::string pointer);
+
+  const nlohmann::json& raw() const { return *value_; }
+  const std::string& file() const { return *file_; }
+  // JSON pointer of this value ("" for the root).
+  const std::string& pointer() const { return pointer_; }
+
+  bool is_object() const { return value_->is_object(); }
+  bool is_array() const { return value_->is_array(); }
+  bool is_string() const { return value_->is_string(); }
+  bool is_null() const { return value_->is_null(); }
+
+  double as_number() const;
+  double as_number(double min, double max) const;  // inclusive range
+  std::int64_t as_int() const;                     // a number without fraction
+  std::int64_t as_int(std::int64_t min, std::int64_t max) const;
+  std::string as_string() const;
+  bool as_bool() const;
+  // A string that must be one of `valid`; the error lists them.
+  std::string as_enum(std::span<const std::string_view> valid) const;
+  std::string as_enum(std::initializer_list<std::string_view> valid) const {
+    return as_enum(std::span<const std::string_view>(valid.begin(), valid.size()));
+  }
+
+  // Elements of an array (fails if this is not an array).
+  std::vector<JsonNode> items() const;
+  // The child at `key`/`index` without strictness checks; for ObjectReader and arrays.
+  JsonNode child(std::string_view key) const;
+  JsonNode child(std::size_t index) const;
+
+  // Throws ConfigError "<file>: <pointer>: <message>".
+  [[noreturn]] void fail(const std::string& message) const;
+  // Throws "<file>: <pointer>: expected <expected>, got <description of the value>".
+  [[noreturn]] void fail_expected(const std::string& expected) const;
+
+ private:
+  const nlohmann::json* value_;
+  std::shared_ptr<const std::string> file_;
+  std::string pointer_;
+};
+
+// Owns a parsed JSON document and the name of the file it came from.
+class JsonDocument {
+ public:
+  // Parses a file; a missing file or a syntax error is a ConfigError naming line and column.
+  static JsonDocument parse_file(const std::filesystem::path& path);
+  // Parses text; `name` stands for the file in error messages.
+  static JsonDocument parse_text(std::string_view text, std::string name);
+  // Wraps an existing value.
+  static JsonDocument from_value(nlohmann::json value, std::string name);
+
+  JsonNode root() const { return JsonNode(*value_, name_, ""); }
+  const nlohmann::json& value() const { return *value_; }
+  const std::string& name() const { return *name_; }
+
+ private:
+  JsonDocument(std::shared_ptr<nlohmann::json> value, std::string name);
+  std::shared_ptr<nlohmann::json> value_;
+  std::shared_ptr<const std::string> name_;
+};
+
+// Reads one JSON object strictly: keys are taken with required()/optional(), and finish()
+// rejects any key that was not taken, naming the closest valid key.
+class ObjectReader {
+ public:
+  explicit ObjectReader(const JsonNode& node);  // fails if `node` is not an object
+  ~ObjectReader() = default;
+
+  JsonNode required(std::string_view key);
+  std::optional<JsonNode> optional(std::string_view key);
+  bool has(std::string_view key) const;
+
+  // Convenience readers for optional scalars with a documented default.
+  double number_or(std::string_view key, double fallback);
+  std::int64_t int_or(std::string_view key, std::int64_t fallback);
+  bool bool_or(std::string_view key, bool fallback);
+  std::string string_or(std::string_view key, std::string fallback);
+
+  // Every key of the object must have been taken by now.
+  void finish() const;
+
+  const JsonNode& node() const { return node_; }
+
+ private:
+  JsonNode node_;
+  std::vector<std::string> taken_;
+};
+
+// A short description of a JSON value for error messages: "a string \"big\"", "an array", ...
+std::string describe_json(const nlohmann::json& value);
+// The closest of `candidates` to `word` by edit distance, if it is close enough to suggest.
+std::optional<std::string> closest_name(std::string_view word,
+                                        std::span<const std::string> candidates);
+// Escapes a key for use in a JSON pointer (RFC 6901: "~" -> "~0", "/" -> "~1").
+std::string escape_pointer_token(std::string_view key);
+
+}  // namespace bindersim

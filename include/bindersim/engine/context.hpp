@@ -1,0 +1,33 @@
+// SimContext: what every component of one simulation shares (topology, engine, seed, loggers).
+// Two simulations in one process have two contexts and share nothing mutable.
+#pragma once
+
+#include <spdlog/spdlog.h>
+#include <cstdint>
+#include <memory>
+
+#include "bindersim/engine/engine.hpp"
+#include "bindersim/engine/rng.hpp"
+
+namespace bindersim::topology {
+class Topology;
+}
+
+namespace bindersim::engine {
+
+struct SimContext {
+  SimContext(const topology::Topology& topology_in, std::uint64_t seed_in);
+
+  const topology::Topology& topology;
+  std::uint64_t seed;
+  Engine engine;
+  // One logger per layer, not registered globally; by default they log warnings to stderr.
+  std::shared_ptr<spdlog::logger> sched_log;
+  std::shared_ptr<spdlog::logger> binder_log;
+  std::shared_ptr<spdlog::logger> workload_log;
+
+  // The random stream of entity `stream_id` of this run (independent per entity).
+  Rng rng(std::uint64_t stream_id) const { return Rng(seed, stream_id); }
+};
+
+}  // namespace bindersim::engine

@@ -1,0 +1,37 @@
+// The result JSON writer: a RunResult as the versioned document described in
+// docs/result-schema.md.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "bindersim/stats/result.hpp"
+
+namespace bindersim::io {
+
+// Value of the "schema" key; bumped on any incompatible change of the layout.
+inline constexpr std::string_view kResultSchema = "bindersim.result/1";
+
+// Decimal places kept for the two floating-point fields, so that their text is stable.
+inline constexpr double kPerSecondScale = 1e3;  // transactions.per_second to 0.001
+inline constexpr double kShareScale = 1e6;      // tiers.*.*.share to 1e-6
+
+// The document, keys in the documented order. Equal results give equal documents; wall-clock
+// and engine figures (RunResult::events) are not part of it.
+nlohmann::ordered_json result_to_json(const stats::RunResult& result);
+
+// result_to_json() dumped with a 2-space indent and a trailing newline. Byte-identical for
+// equal results. Invalid UTF-8 in names is replaced by U+FFFD rather than failing.
+void write_result_json(const stats::RunResult& result, std::ostream& out);
+
+// A 64-bit fingerprint as the 16-digit lowercase hex string the JSON carries.
+std::string fingerprint_hex(std::uint64_t fingerprint);
+
+// Share of the calls of `sched_class` that fell in `tier`: 0 when the class has no calls.
+// Not rounded (the JSON rounds it to 1e-6).
+double tier_share(const stats::RunResult& result, stats::SchedClass sched_class, stats::Tier tier);
+
+}  // namespace bindersim::io

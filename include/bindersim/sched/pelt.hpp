@@ -1,0 +1,35 @@
+// PELT-style signals: geometric averages of time spent running (or runnable) with the kernel's
+// 32 ms half-life, evaluated in continuous time with deterministic arithmetic.
+#pragma once
+
+#include "bindersim/engine/time.hpp"
+
+namespace bindersim::sched {
+
+using engine::SimTime;
+
+// Multiplier y^(delta / period) with y^32 = 1/2 and a 1024 us period: the fraction of a PELT
+// average that survives `delta` nanoseconds. Built from basic IEEE operations only.
+double pelt_decay(SimTime delta);
+
+// One PELT average. While "active" it converges to `ceiling` (1024 x capacity scale for
+// utilisation, 1024 for runnable fraction), while inactive it decays towards 0.
+class PeltSignal {
+ public:
+  // Advances the average to `now`, with the state it had since the last update.
+  void update(SimTime now, bool active, double ceiling);
+  // The value the average would have at `now` if inactive since the last update.
+  double decayed_value(SimTime now) const;
+  double value() const { return value_; }
+  SimTime last_update() const { return last_update_; }
+  void set(double value, SimTime now) {
+    value_ = value;
+    last_update_ = now;
+  }
+
+ private:
+  double value_ = 0;
+  SimTime last_update_ = 0;
+};
+
+}  // namespace bindersim::sched

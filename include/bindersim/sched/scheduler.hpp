@@ -1,0 +1,160 @@
+// Per-CPU run queues (RT by priority, FIFO within a priority; fair by vruntime), preemption,
+// context-switch, IPI and idle-exit costs, and the wakeup path with a pluggable placement.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "bindersim/engine/context.hpp"
+#include "bindersim/engine/engine.hpp"
+#include "bindersim/sched/task.hpp"
+#include "bindersim/stats/result.hpp"
+
+namespace bindersim::cost {
+class CostModel;
+}
+
+namespace bindersim::sched {
+
+class PlacementPolicy;
+
+// What drives a task: told when the task's work segment is done and when it first runs after
+// a wakeup. Implemented by the layers above (binder driver, workload).
+class TaskOwner {
+ public:
+  virtual ~TaskOwner() = default;
+  // The running task `tid` finished its segment. The owner must give it a new segment
+  // (Scheduler::run), put it to sleep (block) or end it (exit) before returning.
+  virtual void on_work_done(int tid) = 0;
+  // `tid` was switched in on `cpu` for the first time since its last wakeup (it "returns from
+  // waiting" there). The owner may add overhead to its segment.
+  virtual void on_resume(int tid, int cpu) = 0;
+};
+
+// How a wakeup happens.
+struct WakeContext {
+  int waker_tid = -1;  // the running task that wakes (-1: an interrupt or timer)
+  int waker_cpu = -1;  // its CPU (-1: wake from a timer on the target's CPU)
+  bool sync = false;   // WF_SYNC: the waker is about to sleep
+  bool fork = false;   // first wakeup of a new task
+};
+
+// Scheduler tunables (kernel defaults for 8 CPUs; see docs/scenario-format.md).
+struct SchedTunables {
+  SimTime sched_latency_ns = 24 * engine::kMillisecond;
+  SimTime min_granularity_ns = 3 * engine::kMillisecond;
+  SimTime wakeup_granularity_ns = 4 * engine::kMillisecond;
+  SimTime tick_ns = 4 * engine::kMillisecond;  // HZ = 250
+};
+
+// Per-CPU scheduler state.
+struct RunQueue {
+  int curr = -1;          // running task, -1 when idle
+  std::vector<int> rt;    // queued (not running) RT tasks
+  std::vector<int> fair;  // queued (not running) fair tasks
+  std::int64_t min_vruntime = 0;
+  std::uint64_t generation = 0;         // bumped whenever the running segment is re-timed
+  SimTime segment_start = 0;            // progress of curr's segment is accounted up to here
+  SimTime available_at = 0;             // exiting idle or waiting for an IPI until then
+  SimTime resched_at = engine::kNever;  // pending reschedule event
+  bool slice_check_pending = false;
+  // Idle bookkeeping.
+  SimTime idle_since = 0;
+  int idle_state = 0;                     // index into the CPU's idle states while idle
+  std::array<SimTime, 8> idle_history{};  // recent idle durations, for the idle governor
+  std::size_t idle_history_next = 0;
+
+  int nr_queued() const { return static_cast<int>(rt.size() + fair.size()); }
+};
+
+class Scheduler final : public engine::EventHandler {
+ public:
+  Scheduler(engine::SimContext& context, cost::CostModel& cost, PlacementPolicy& placement,
+            SchedTunables tunables = {});
+  ~Scheduler() override;
+
+  void set_owner(TaskOwner& owner) { owner_ = &owner; }
+
+  // Creates a task in state kNew. Returns its tid (dense, from 0).
+  int create_task(const TaskParams& params);
+  // First wakeup of a new task created by a task running on `parent_cpu` (-1: at boot).
+  void wake_new(int tid, int parent_cpu, int parent_tid = -1);
+  // try_to_wake_up(): places a sleeping task and enqueues it. Its segment must be set.
+  void wake(int tid, const WakeContext& ctx);
+  // Gives `tid` (running, or about to run after a wakeup) `work_ref_ns` of reference work.
+  void run(int tid, std::int64_t work_ref_ns);
+  // Adds a stall of `ns` (at the task's CPU) before the rest of its segment.
+  void add_overhead(int tid, SimTime ns);
+  // The running task goes to sleep.
+  void block(int tid);
+  // The running task exits.
+  void exit(int tid);
+  // Changes the scheduling attributes of any task (priority inheritance, sched_setscheduler).
+  void set_attributes(int tid, Policy policy, int nice, int rt_priority);
+
+  void on_event(const engine::Event& event) override;
+
+  // Read-only view for placement, selectors and statistics.
+  SimTime now() const { return context_.engine.now(); }
+  const topology::Topology& topology() const { return context_.topology; }
+  const Task& task(int tid) const { return tasks_[static_cast<std::size_t>(tid)]; }
+  Task& task_for_update(int tid) { return tasks_[static_cast<std::size_t>(tid)]; }
+  int num_tasks() const { return static_cast<int>(tasks_.size()); }
+  const RunQueue& rq(int cpu) const { return rqs_[static_cast<std::size_t>(cpu)]; }
+  int num_cpus() const { return static_cast<int>(rqs_.size()); }
+  // The kernel's available_idle_cpu(): idle task running, nothing queued or arriving.
+  bool available_idle_cpu(int cpu) const;
+  int nr_running(int cpu) const;
+  // Highest priority (lowest value) of RT tasks running or queued on `cpu`; kMaxRtPrio if none.
+  int highest_rt_prio(int cpu) const;
+  // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included).
+  double cpu_load(int cpu) const;
+  double cpu_util(int cpu) const;
+  double task_util(int tid) const;
+  const SchedTunables& tunables() const { return tunables_; }
+
+  std::uint64_t migrations() const { return migrations_; }
+  std::uint64_t context_switches() const { return context_switches_; }
+
+  // Event kinds handled here.
+  enum EventKind : std::uint16_t { kWorkDone = 1, kResched = 2, kSliceCheck = 3 };
+
+ private:
+  Task& t(int tid) { return tasks_[static_cast<std::size_t>(tid)]; }
+  RunQueue& q(int cpu) { return rqs_[static_cast<std::size_t>(cpu)]; }
+
+  SimTime scaled_ns(std::int64_t work_ref_ns, int cpu) const;
+  std::int64_t work_for_ns(SimTime ns, int cpu) const;
+  void account_progress(int cpu);
+  void rearm(int cpu);
+  void update_pelt(Task& task);
+  void update_min_vruntime(int cpu);
+  void enqueue(int cpu, int tid);
+  void dequeue(int cpu, int tid);
+  void place_on_cpu(Task& task, int cpu);
+  void check_preempt(int cpu, int tid, int waker_cpu);
+  void request_resched(int cpu, SimTime at);
+  void schedule_cpu(int cpu);
+  void switch_in(int cpu, int tid);
+  void go_idle(int cpu);
+  void ensure_slice_check(int cpu);
+  void slice_check(int cpu, std::uint64_t generation);
+  SimTime sched_slice(int cpu, const Task& task) const;
+  int pick_next(int cpu) const;
+
+  engine::SimContext& context_;
+  cost::CostModel& cost_;
+  PlacementPolicy& placement_;
+  SchedTunables tunables_;
+  TaskOwner* owner_ = nullptr;
+  std::uint16_t target_ = 0;
+  std::vector<Task> tasks_;
+  std::vector<RunQueue> rqs_;
+  std::uint64_t next_enqueue_seq_ = 0;
+  std::uint64_t migrations_ = 0;
+  std::uint64_t context_switches_ = 0;
+};
+
+}  // namespace bindersim::sched

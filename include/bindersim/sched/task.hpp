@@ -1,0 +1,83 @@
+// A schedulable thread: its policy and priority, state, CPU bookkeeping, current work segment
+// and load-tracking signals.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bindersim/engine/time.hpp"
+#include "bindersim/sched/pelt.hpp"
+
+namespace bindersim::sched {
+
+using engine::SimTime;
+
+enum class Policy : std::uint8_t { kNormal, kFifo };
+enum class TaskState : std::uint8_t { kNew, kRunnable, kRunning, kSleeping, kDead };
+
+// The kernel's priority scale: RT priority p (1..99) is prio 99 - p, nice n is prio 120 + n.
+// Lower is more important.
+inline constexpr int kMaxRtPrio = 100;
+inline int prio_of(Policy policy, int nice, int rt_priority) {
+  return policy == Policy::kFifo ? kMaxRtPrio - 1 - rt_priority : 120 + nice;
+}
+
+// CFS load weight of a nice value (the kernel's sched_prio_to_weight table).
+int nice_to_weight(int nice);
+
+struct TaskParams {
+  std::string name;
+  int process = -1;  // owning process id (for reports)
+  Policy policy = Policy::kNormal;
+  int nice = 0;                        // -20..19, for kNormal
+  int rt_priority = 0;                 // 1..99, for kFifo
+  std::uint64_t affinity = 0;          // bit i = may run on CPU i; 0 = every CPU
+  std::int64_t working_set_bytes = 0;  // data the thread touches each time it runs
+};
+
+struct Task {
+  int tid = -1;
+  TaskParams params;
+  // Current (possibly inherited) scheduling attributes.
+  Policy policy = Policy::kNormal;
+  int nice = 0;
+  int rt_priority = 0;
+  int weight = 1024;
+  TaskState state = TaskState::kNew;
+
+  int cpu = -1;       // CPU it is queued or running on, or last ran on; -1 before placement
+  int wake_cpu = -1;  // prev_cpu handed to placement on the next wakeup (kernel p->wake_cpu)
+  int recent_used_cpu = -1;
+  bool resume_pending = false;  // woken: the owner's on_resume() runs at the next switch-in
+
+  // Current work segment: first `overhead_ns` of stall on the CPU (switch, cache refill,
+  // data transfer), then `work_ref_ns` of reference work scaled by the CPU's capacity.
+  bool has_segment = false;
+  SimTime overhead_ns = 0;
+  std::int64_t work_ref_ns = 0;
+
+  // CFS state.
+  std::int64_t vruntime = 0;
+  SimTime exec_start = 0;         // start of the current accounting interval while running
+  SimTime slice_start = 0;        // when it was last switched in
+  std::uint64_t enqueue_seq = 0;  // FIFO order within an RT priority and for vruntime ties
+
+  // wake_wide() bookkeeping (kernel record_wakee()).
+  int last_wakee = -1;
+  std::uint32_t wakee_flips = 0;
+  SimTime wakee_flip_decay_ts = 0;
+
+  // PELT: utilisation (running, capacity-invariant) and runnable fraction.
+  PeltSignal util;
+  PeltSignal runnable;
+
+  int prio() const { return prio_of(policy, nice, rt_priority); }
+  bool is_rt() const { return policy == Policy::kFifo; }
+  bool allowed_on(int cpu_id) const {
+    return params.affinity == 0 || ((params.affinity >> cpu_id) & 1U) != 0;
+  }
+  // PELT load: runnable fraction scaled by the CFS weight.
+  double load_avg(SimTime now) const;
+};
+
+}  // namespace bindersim::sched

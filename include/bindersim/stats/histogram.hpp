@@ -1,0 +1,69 @@
+// Log-linear latency histogram after HdrHistogram's design: bounded memory, exact merge,
+// about 0.1% value resolution.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "bindersim/common/error.hpp"
+
+namespace bindersim::stats {
+
+// Records non-negative integer values (nanoseconds). Values below 2^kSubBucketBits are exact;
+// above, each power-of-two range is split into 2^(kSubBucketBits-1) equal buckets, so a
+// recorded value is known to within 1/1024 of itself. Values above kMaxValue are clamped (and
+// counted in clamped()). Count, sum, min and max are exact.
+class Histogram {
+ public:
+  static constexpr int kSubBucketBits = 11;                         // 2048 sub-buckets
+  static constexpr std::int64_t kMaxValue = std::int64_t{1} << 40;  // about 18 minutes in ns
+
+  Histogram();
+
+  // A negative value is an internal error (aborts); values above kMaxValue count as kMaxValue.
+  void record(std::int64_t value);
+  void record_n(std::int64_t value, std::uint64_t count);
+  // Adds every sample of `other` (bucket by bucket: exact).
+  void merge(const Histogram& other);
+  void clear();
+
+  std::uint64_t count() const { return count_; }
+  std::int64_t min() const;  // 0 when empty
+  std::int64_t max() const;  // 0 when empty
+  double mean() const;       // exact (sum / count); 0 when empty
+  // The mean rounded to the nearest integer (halves away from zero), computed in integers
+  // from the exact sum; 0 when empty.
+  std::int64_t mean_rounded() const;
+  Uint128 sum() const { return sum_; }  // sum of recorded (clamped) values
+  // The value at quantile q in [0, 1]: the highest value equivalent to the bucket holding
+  // the ceil(q * count)-th smallest sample, clamped to [min, max]; q = 0 gives min, q = 1
+  // max. 0 when empty. A q outside [0, 1] is an internal error.
+  std::int64_t percentile(double q) const;
+  std::uint64_t clamped() const { return clamped_; }
+
+  // Bucket index of a value in [0, kMaxValue] and the value range of a bucket (for tests and
+  // exports). Buckets are numbered by increasing value; bucket_count() is fixed.
+  static std::size_t bucket_of(std::int64_t value);
+  static std::int64_t bucket_lowest(std::size_t bucket);
+  static std::int64_t bucket_highest(std::size_t bucket);
+  static std::size_t bucket_count();
+  // Bytes held by this histogram (object plus bucket storage); fixed at construction.
+  std::size_t footprint_bytes() const;
+
+  // Non-empty buckets as (bucket index, count), ascending: a compact lossless form.
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> nonzero_buckets() const;
+
+  bool operator==(const Histogram& other) const = default;
+
+ private:
+  std::vector<std::uint64_t> counts_;
+  std::uint64_t count_ = 0;
+  std::uint64_t clamped_ = 0;
+  // Sum of recorded values; 128-bit so that billions of long samples cannot overflow.
+  Uint128 sum_ = 0;
+  std::int64_t min_ = 0;
+  std::int64_t max_ = 0;
+};
+
+}  // namespace bindersim::stats

@@ -1,0 +1,73 @@
+// The outcome of one simulation run: what the result JSON and the console tables report.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "bindersim/stats/histogram.hpp"
+
+namespace bindersim::stats {
+
+// Scheduling class of the caller of a two-way call.
+enum class SchedClass : std::uint8_t { kFifo = 0, kOther = 1 };
+inline constexpr std::size_t kNumSchedClasses = 2;
+// Relation between the CPU the client called from and the CPU where the server thread
+// started handling the call.
+enum class Tier : std::uint8_t { kSameCore = 0, kSameCluster = 1, kCrossCluster = 2 };
+inline constexpr std::size_t kNumTiers = 3;
+
+std::string_view sched_class_name(SchedClass c);  // "sched_fifo", "sched_other"
+std::string_view tier_name(Tier t);               // "same_core", "same_cluster", "cross_cluster"
+
+// Hardware-style counters over the whole run, as simpleperf stat counts them.
+struct Counters {
+  std::uint64_t cpu_cycles = 0;
+  std::uint64_t cache_refs = 0;
+  std::uint64_t cache_misses = 0;
+  std::uint64_t migrations = 0;
+  std::uint64_t context_switches = 0;
+};
+
+// How selections went, by the relation between the chosen thread's last CPU and the
+// caller's CPU, and what happened to wake_cpu nudges.
+struct SelectionCounts {
+  std::uint64_t same_cpu = 0;
+  std::uint64_t same_cluster = 0;
+  std::uint64_t other = 0;            // another cluster, or a thread that never ran
+  std::uint64_t none_idle = 0;        // no idle thread: the work went to proc->todo
+  std::uint64_t nudges_applied = 0;   // preferred CPU written to wake_cpu on a sync wakeup
+  std::uint64_t nudges_declined = 0;  // cluster-match win while the caller's CPU was busy
+};
+
+struct RunResult {
+  std::string scenario;
+  std::string topology;
+  std::string selector;
+  std::string placement;
+  std::uint64_t seed = 0;
+
+  std::uint64_t completed = 0;  // completed two-way calls
+  std::int64_t simulated_ns = 0;
+  double per_second() const;  // completed calls per simulated second
+
+  Histogram latency;  // round trip of every two-way call, nanoseconds
+  std::array<std::array<Histogram, kNumTiers>, kNumSchedClasses> tiers;
+
+  Counters counters;
+  SelectionCounts selection;
+
+  std::string version;
+  std::uint64_t fingerprint = 0;
+  std::uint64_t events = 0;  // events dispatched (reported on the console, not in the JSON)
+
+  const Histogram& tier(SchedClass c, Tier t) const {
+    return tiers[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
+  }
+  Histogram& tier(SchedClass c, Tier t) {
+    return tiers[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
+  }
+};
+
+}  // namespace bindersim::stats

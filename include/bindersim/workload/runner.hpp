@@ -1,0 +1,82 @@
+// Runs a scenario's userspace on the binder driver: client loops, helper threads and service
+// handlers, recording every completed two-way call into the run's statistics.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bindersim/binder/driver.hpp"
+#include "bindersim/engine/context.hpp"
+#include "bindersim/stats/result.hpp"
+#include "bindersim/workload/scenario.hpp"
+
+namespace bindersim::workload {
+
+class WorkloadRunner final : public binder::UserSpace, public engine::EventHandler {
+ public:
+  WorkloadRunner(engine::SimContext& context, binder::Driver& driver, const Scenario& scenario,
+                 stats::RunResult& result);
+
+  // Creates the processes (their main loopers start at time 0) and schedules the clients.
+  void start();
+  bool finished() const { return clients_done_ == scenario_.clients.size(); }
+  // Calls completed by the clients, and whether every client finished its iterations.
+  std::size_t clients_done() const { return clients_done_; }
+
+  // binder::UserSpace
+  void on_user_work_done(int tid) override;
+  void on_transaction(int tid, int txn) override;
+  void on_reply(int tid, const binder::CallRecord& record) override;
+  void on_oneway_sent(int tid) override;
+  // engine::EventHandler: client start times.
+  void on_event(const engine::Event& event) override;
+
+ private:
+  // Position in a list of steps; a thread has a stack of frames (a handler frame is pushed
+  // when a nested transaction arrives while the thread waits for its own reply).
+  struct Frame {
+    const Steps* steps = nullptr;
+    std::size_t pc = 0;
+    int txn = -1;  // the transaction a handler frame serves
+    int node_proc = -1;
+    int node = -1;
+    int rng = 0;  // index into rngs_: the client's stream, or the node's
+  };
+  // What the thread's current user-code segment is.
+  enum class Mode : std::uint8_t {
+    kStarting,  // start-up work of a new thread; then its first step
+    kStep,      // a compute or sleep step; then the next step
+    kCreating,  // pthread_create of a thread step; then the creator waits for the thread
+    kJoining,   // waiting for that thread; woken when it exits, then the next step
+    kExiting,   // exit work of a helper thread; then it wakes its creator and exits
+  };
+  struct ThreadState {
+    int client = -1;                    // index into loops_, for loop and helper threads
+    bool main = false;                  // the client's own thread (it loops over iterations)
+    int parent = -1;                    // creator of a helper thread
+    const Step* thread_step = nullptr;  // the step that created this helper, or is creating
+    Mode mode = Mode::kStarting;
+    std::int64_t iterations_done = 0;
+    std::vector<Frame> frames;
+  };
+
+  ThreadState& state(int tid);
+  std::int64_t draw(const Quantity& q, int rng);
+  void advance(int tid);  // runs the step at the top frame's pc, or ends the frame
+  void end_frame(int tid);
+  void spawn_helper(int tid);
+
+  engine::SimContext& context_;
+  binder::Driver& driver_;
+  const Scenario& scenario_;
+  stats::RunResult& result_;
+  std::uint16_t target_ = 0;
+  std::vector<ThreadState> threads_;      // indexed by tid
+  std::vector<engine::Rng> rngs_;         // one per client, then one per (process, node)
+  std::vector<int> node_rng_base_;        // first rng of each process's nodes
+  std::vector<const ClientSpec*> loops_;  // the clients, then the background tasks
+  std::vector<int> loop_tids_;
+  std::size_t clients_done_ = 0;
+};
+
+}  // namespace bindersim::workload

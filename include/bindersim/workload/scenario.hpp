@@ -1,0 +1,117 @@
+// Scenario format v1 (docs/scenario-format.md): processes with looper pools and services,
+// clients with their call loops, kernel options and the topology. Loaded strictly.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindersim/binder/driver.hpp"
+#include "bindersim/sched/task.hpp"
+
+namespace bindersim {
+class JsonNode;
+}
+namespace bindersim::selectors {
+class SelectorRegistry;
+}
+
+namespace bindersim::workload {
+
+// A duration or amount of work drawn per use: a constant, uniform in [lo, hi], or
+// exponential with a mean. Nanoseconds.
+struct Quantity {
+  enum class Kind : std::uint8_t { kConstant, kUniform, kExponential };
+  Kind kind = Kind::kConstant;
+  std::int64_t a = 0;  // constant value, uniform low, or exponential mean
+  std::int64_t b = 0;  // uniform high
+};
+
+// Where a call goes: one process, or a uniformly random one of several.
+struct TargetChoice {
+  std::vector<int> processes;  // indices into Scenario::processes
+  int node = 0;                // index into the target process's nodes (same name in each)
+  std::string node_name;
+};
+
+struct Step;
+using Steps = std::vector<Step>;
+
+struct Step {
+  enum class Op : std::uint8_t { kCompute, kSleep, kCall, kThread };
+  Op op = Op::kCompute;
+  Quantity amount;  // compute: reference ns; sleep: ns
+  // call
+  TargetChoice target;
+  std::int64_t payload_bytes = 0;
+  bool oneway = false;
+  // thread: a new thread runs `steps` and exits; the creator waits for it (pthread_join)
+  sched::Policy policy = sched::Policy::kNormal;
+  int nice = 0;
+  int rt_priority = 0;
+  std::int64_t create_ref_ns = 0;  // creator's pthread_create work
+  std::int64_t start_ref_ns = 0;   // new thread's start-up work before its first step
+  std::int64_t exit_ref_ns = 0;    // new thread's exit work
+  std::shared_ptr<Steps> steps;
+};
+
+struct NodeSpec {
+  binder::NodeConfig config;
+  Steps handler;  // run by the looper for each transaction, then the reply
+  std::int64_t reply_bytes = 0;
+};
+
+struct ProcessSpec {
+  std::string name;
+  int max_threads = 15;
+  bool start_thread_pool = true;
+  std::int64_t looper_working_set_bytes = 0;
+  std::vector<NodeSpec> nodes;
+};
+
+// A thread that loops over `iteration`: a client (its calls are measured, and the run ends when
+// every client has done its iterations) or a background task (it loops until the end).
+struct ClientSpec {
+  std::string name;
+  int process = 0;  // -1: a background task outside any binder process (no calls)
+  sched::Policy policy = sched::Policy::kNormal;
+  int nice = 0;
+  int rt_priority = 0;
+  std::int64_t working_set_bytes = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t iterations = 1;   // clients only; background tasks loop forever
+  std::vector<int> affinity;     // allowed CPUs; empty = every CPU
+  std::string affinity_pointer;  // JSON pointer of `affinity`, for errors against the topology
+  Steps iteration;
+};
+
+struct KernelSpec {
+  std::string placement = "mainline";
+  binder::PriorityInheritance inheritance = binder::PriorityInheritance::kAndroid;
+  std::string selector = "fifo";
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string file;      // where it was loaded from (for messages)
+  std::string topology;  // name or path
+  std::uint64_t seed = 1;
+  std::int64_t time_limit_ns = 0;  // stop the simulation here even if clients are not done
+  KernelSpec kernel;
+  std::vector<ProcessSpec> processes;
+  std::vector<ClientSpec> clients;
+  std::vector<ClientSpec> background;
+};
+
+// Parses a scenario document; every error is a ConfigError naming the file and JSON pointer.
+// Selector names are checked against `selectors`.
+Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry& selectors);
+// Loads `name_or_path`: a file path, or a name looked up as <scenarios_dir>/<name>.json.
+Scenario load_scenario(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,
+                       const selectors::SelectorRegistry& selectors);
+
+}  // namespace bindersim::workload

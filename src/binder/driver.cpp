@@ -1,0 +1,576 @@
+#include "bindersim/binder/driver.hpp"
+
+#include <algorithm>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/cost/cost_model.hpp"
+#include "bindersim/topology/topology.hpp"
+
+namespace bindersim::binder {
+
+using sched::Policy;
+
+Driver::Driver(engine::SimContext& context, sched::Scheduler& sched, cost::CostModel& cost,
+               selectors::Selector& selector, KernelOptions options)
+    : context_(context), sched_(sched), cost_(cost), selector_(selector), options_(options) {
+  target_ = context_.engine.add_handler(*this);
+  sched_.set_owner(*this);
+}
+
+bool Driver::is_waiting(Phase phase) { return phase == Phase::kIdle || phase == Phase::kWaitReply; }
+
+Driver::Thread& Driver::th(int tid) { return threads_[static_cast<std::size_t>(tid)]; }
+const Driver::Thread& Driver::th(int tid) const { return threads_[static_cast<std::size_t>(tid)]; }
+
+int Driver::process_of(int tid) const { return th(tid).proc; }
+int Driver::last_cpu(int tid) const { return th(tid).last_cpu; }
+const std::vector<int>& Driver::loopers(int proc) const {
+  return procs_[static_cast<std::size_t>(proc)].loopers;
+}
+std::vector<int> Driver::waiting_threads(int proc) const {
+  const auto& waiting = procs_[static_cast<std::size_t>(proc)].waiting;
+  return {waiting.begin(), waiting.end()};
+}
+
+// --- processes and threads -------------------------------------------------------------------
+
+int Driver::create_process(const ProcessConfig& config) {
+  const int id = static_cast<int>(procs_.size());
+  Process proc;
+  proc.config = config;
+  if (proc.config.nodes.empty()) proc.config.nodes.push_back(NodeConfig{"service", true, 19});
+  for (const auto& node : proc.config.nodes) proc.nodes.push_back(Node{node, false, {}});
+  procs_.push_back(std::move(proc));
+  if (config.start_thread_pool) new_looper(id, -1);
+  return id;
+}
+
+int Driver::new_looper(int proc, int parent_tid) {
+  Process& p = procs_[static_cast<std::size_t>(proc)];
+  sched::TaskParams params;
+  params.name = p.config.name + ":binder_" + std::to_string(p.loopers.size() + 1);
+  params.process = proc;
+  params.working_set_bytes = p.config.looper_working_set_bytes;
+  const int tid = sched_.create_task(params);
+  threads_.resize(static_cast<std::size_t>(tid) + 1);
+  Thread& t = th(tid);
+  t.tid = tid;
+  t.proc = proc;
+  t.looper = true;
+  p.loopers.push_back(tid);
+  // BC_ENTER_LOOPER (main looper) or BC_REGISTER_LOOPER (spawned), then the first read.
+  t.phase = Phase::kRegister;
+  sched_.run(tid, context_.topology.costs().binder_receive_ref_ns);
+  const int parent_cpu = parent_tid >= 0 ? sched_.task(parent_tid).cpu : -1;
+  sched_.wake_new(tid, parent_cpu, parent_tid);
+  return tid;
+}
+
+int Driver::create_thread(int proc, const sched::TaskParams& params) {
+  BSIM_CHECK(proc >= -1 && proc < num_processes());
+  sched::TaskParams with_proc = params;
+  with_proc.process = proc;
+  const int tid = sched_.create_task(with_proc);
+  threads_.resize(static_cast<std::size_t>(tid) + 1);
+  th(tid).tid = tid;
+  th(tid).proc = proc;
+  return tid;
+}
+
+void Driver::start_thread(int tid, std::int64_t first_work_ref_ns, int parent_tid) {
+  th(tid).phase = Phase::kUser;
+  sched_.run(tid, first_work_ref_ns);
+  const int parent_cpu = parent_tid >= 0 ? sched_.task(parent_tid).cpu : -1;
+  sched_.wake_new(tid, parent_cpu, parent_tid);
+}
+
+// --- transactions pool ---------------------------------------------------------------------
+
+int Driver::alloc_txn() {
+  int id;
+  if (!free_txns_.empty()) {
+    id = free_txns_.back();
+    free_txns_.pop_back();
+  } else {
+    id = static_cast<int>(txns_.size());
+    txns_.emplace_back();
+  }
+  txns_[static_cast<std::size_t>(id)] = Transaction{};
+  txns_[static_cast<std::size_t>(id)].in_use = true;
+  return id;
+}
+
+void Driver::free_txn(int id) {
+  BSIM_CHECK(txns_[static_cast<std::size_t>(id)].in_use);
+  txns_[static_cast<std::size_t>(id)].in_use = false;
+  free_txns_.push_back(id);
+}
+
+// --- userspace actions ---------------------------------------------------------------------
+
+void Driver::begin_kernel(int tid, Phase phase, std::int64_t work_ref_ns) {
+  th(tid).phase = phase;
+  sched_.run(tid, work_ref_ns);
+}
+
+void Driver::compute(int tid, std::int64_t work_ref_ns) {
+  begin_kernel(tid, Phase::kUser, work_ref_ns);
+}
+
+void Driver::call(int tid, int target_proc, int node, std::int64_t payload_bytes, bool oneway,
+                  std::uint64_t cookie) {
+  BSIM_CHECK(target_proc >= 0 && target_proc < num_processes());
+  BSIM_CHECK(node >= 0 &&
+             node < static_cast<int>(procs_[static_cast<std::size_t>(target_proc)].nodes.size()));
+  Thread& t = th(tid);
+  BSIM_CHECK_MSG(t.proc >= 0 && t.pending < 0, "a call from a thread outside binder");
+  const int id = alloc_txn();
+  Transaction& x = txns_[static_cast<std::size_t>(id)];
+  x.oneway = oneway;
+  x.from_tid = tid;
+  x.to_proc = target_proc;
+  x.node = node;
+  x.payload_bytes = payload_bytes;
+  x.started = sched_.now();
+  x.cookie = cookie;
+  t.pending = id;
+  const auto& costs = context_.topology.costs();
+  // A buffer received earlier is freed with this write (libbinder batches BC_FREE_BUFFER).
+  const std::int64_t free = t.free_pending ? costs.binder_free_ref_ns : 0;
+  t.free_pending = false;
+  begin_kernel(tid, Phase::kSend, costs.binder_send_ref_ns + free);
+}
+
+void Driver::reply(int tid, std::int64_t payload_bytes) {
+  Thread& t = th(tid);
+  BSIM_CHECK(t.pending >= 0 && !txns_[static_cast<std::size_t>(t.pending)].oneway);
+  txns_[static_cast<std::size_t>(t.pending)].payload_bytes = payload_bytes;
+  begin_kernel(tid, Phase::kReply, context_.topology.costs().binder_send_ref_ns);
+}
+
+void Driver::finish_oneway(int tid) {
+  Thread& t = th(tid);
+  BSIM_CHECK(t.pending >= 0 && txns_[static_cast<std::size_t>(t.pending)].oneway);
+  const int id = t.pending;
+  t.pending = -1;
+  free_buffer(tid, id);
+  free_txn(id);
+  begin_kernel(tid, Phase::kReturnToRead, context_.topology.costs().binder_free_ref_ns);
+}
+
+void Driver::sleep(int tid, SimTime duration, std::int64_t then_work_ref_ns) {
+  Thread& t = th(tid);
+  t.phase = Phase::kSleep;
+  t.pending_work_ref_ns = then_work_ref_ns;
+  sched_.block(tid);
+  context_.engine.schedule(sched_.now() + duration, target_, kSleepDone,
+                           static_cast<std::uint32_t>(tid));
+}
+
+void Driver::wait_user(int tid) {
+  th(tid).phase = Phase::kUserBlocked;
+  sched_.block(tid);
+}
+
+void Driver::wake_user(int tid, int waker_tid, std::int64_t then_work_ref_ns) {
+  Thread& t = th(tid);
+  BSIM_CHECK(t.phase == Phase::kUserBlocked);
+  t.phase = Phase::kUser;
+  sched_.run(tid, then_work_ref_ns);
+  sched::WakeContext ctx;
+  ctx.waker_tid = waker_tid;
+  ctx.waker_cpu = waker_tid >= 0 ? sched_.task(waker_tid).cpu : -1;
+  sched_.wake(tid, ctx);
+}
+
+void Driver::exit_thread(int tid) {
+  th(tid).phase = Phase::kNone;
+  sched_.exit(tid);
+}
+
+// --- the kernel paths ----------------------------------------------------------------------
+
+void Driver::do_transaction(int tid) {
+  Thread& t = th(tid);
+  const int id = t.pending;
+  t.pending = -1;
+  Transaction& x = txns_[static_cast<std::size_t>(id)];
+  const sched::Task& caller = sched_.task(tid);
+  x.caller_cpu = caller.cpu;
+  x.payload_cpu = caller.cpu;
+  x.caller_policy = caller.policy;
+  x.caller_nice = caller.nice;
+  x.caller_rt_priority = caller.rt_priority;
+  ++counters_.transactions;
+  if (x.oneway) {
+    ++counters_.oneway;
+    Node& node =
+        procs_[static_cast<std::size_t>(x.to_proc)].nodes[static_cast<std::size_t>(x.node)];
+    if (node.async_in_flight) {
+      ++counters_.oneway_parked;
+      node.async_todo.push_back(id);  // parked: no wakeup
+    } else {
+      node.async_in_flight = true;
+      deliver(id, /*sync_wakeup=*/false, tid);
+    }
+    t.phase = Phase::kUser;
+    userspace_->on_oneway_sent(tid);
+    return;
+  }
+  // Nested call: a thread of the target process earlier in this call chain gets it directly.
+  x.from_parent = t.stack.empty() ? -1 : t.stack.back();
+  for (int walk = x.from_parent; walk >= 0;
+       walk = txns_[static_cast<std::size_t>(walk)].from_parent) {
+    const Transaction& w = txns_[static_cast<std::size_t>(walk)];
+    if (w.from_tid >= 0 && th(w.from_tid).proc == x.to_proc) {
+      x.to_tid = w.from_tid;
+      ++counters_.nested;
+      break;
+    }
+  }
+  t.stack.push_back(id);
+  t.outgoing = id;
+  deliver(id, /*sync_wakeup=*/true, tid);
+  t.phase = Phase::kWaitReply;
+  sched_.block(tid);
+}
+
+int Driver::select_thread(int proc, int caller_cpu, bool sync, int* preferred_cpu) {
+  Process& p = procs_[static_cast<std::size_t>(proc)];
+  scratch_.clear();
+  for (int tid : p.waiting) scratch_.push_back({tid, th(tid).last_cpu});
+  selectors::SelectionRequest request;
+  request.waiting = scratch_;
+  request.caller_cpu = caller_cpu;
+  request.sync = sync;
+  const selectors::Selection selection = selector_.select(request, *this);
+  *preferred_cpu = -1;
+  if (!selection.index) return -1;
+  const int tid = scratch_[*selection.index].tid;
+  p.waiting.erase(p.waiting.begin() + static_cast<std::ptrdiff_t>(*selection.index));
+  *preferred_cpu = selection.preferred_cpu;
+  return tid;
+}
+
+void Driver::deliver(int txn_id, bool sync_wakeup, int waker_tid) {
+  Transaction& x = txns_[static_cast<std::size_t>(txn_id)];
+  int target = x.to_tid;
+  if (target < 0) {
+    int preferred = -1;
+    target = select_thread(x.to_proc, x.caller_cpu, sync_wakeup, &preferred);
+    if (target >= 0) th(target).preferred_cpu = preferred;
+  }
+  if (target < 0) {
+    ++counters_.proc_todo_queued;
+    procs_[static_cast<std::size_t>(x.to_proc)].todo.push_back(txn_id);  // no looper is woken
+    return;
+  }
+  th(target).todo.push_back(txn_id);
+  if (options_.inheritance == PriorityInheritance::kAndroid) apply_android_priority(target, x);
+  // A thread that is not asleep finds the work at its next read.
+  if (is_waiting(th(target).phase)) wake_thread(target, sync_wakeup, waker_tid);
+}
+
+void Driver::wakeup_proc(int proc, int waker_tid) {
+  int preferred = -1;
+  const int tid = select_thread(proc, sched_.task(waker_tid).cpu, /*sync=*/false, &preferred);
+  if (tid < 0) return;
+  th(tid).preferred_cpu = preferred;
+  wake_thread(tid, /*sync=*/false, waker_tid);
+}
+
+void Driver::wake_thread(int tid, bool sync, int waker_tid) {
+  Thread& t = th(tid);
+  BSIM_CHECK(t.phase == Phase::kIdle || t.phase == Phase::kWaitReply);
+  // The CTABS nudge is applied only on a sync wakeup, and cleared on every wakeup.
+  if (sync && t.preferred_cpu >= 0) {
+    sched_.task_for_update(tid).wake_cpu = t.preferred_cpu;
+    ++counters_.nudges_applied;
+  }
+  t.preferred_cpu = -1;
+  t.phase = Phase::kReceive;
+  sched_.run(tid, context_.topology.costs().binder_receive_ref_ns);
+  sched::WakeContext ctx;
+  ctx.waker_tid = waker_tid;
+  ctx.waker_cpu = sched_.task(waker_tid).cpu;
+  ctx.sync = sync;
+  sched_.wake(tid, ctx);
+}
+
+void Driver::on_resume(int tid, int cpu) {
+  Thread& t = th(tid);
+  if (t.proc < 0 || t.phase != Phase::kReceive) return;
+  // binder_wait_for_work() returned: CTABS records the CPU here.
+  t.last_cpu = cpu;
+  t.resume_cpu = cpu;
+  if (!t.todo.empty()) {
+    Transaction& x = txns_[static_cast<std::size_t>(t.todo.front())];
+    x.transfer_charged = true;
+    sched_.add_overhead(tid, cost_.transfer(x.payload_cpu, cpu, x.payload_bytes));
+  }
+}
+
+// binder_thread_read() entry: take work at once if there is some, else sleep.
+void Driver::read(int tid) {
+  Thread& t = th(tid);
+  Process& p = procs_[static_cast<std::size_t>(t.proc)];
+  const bool proc_work = t.outgoing < 0 && t.stack.empty() && t.looper;
+  if (!t.todo.empty() || (proc_work && !p.todo.empty())) {
+    const int cpu = sched_.task(tid).cpu;
+    t.last_cpu = cpu;
+    t.resume_cpu = cpu;
+    finish_read(tid);
+    return;
+  }
+  if (t.outgoing >= 0) {
+    t.phase = Phase::kWaitReply;
+  } else {
+    BSIM_CHECK_MSG(t.looper, "a non-looper thread entered a read with nothing to wait for");
+    restore_default_priority(tid);
+    p.waiting.push_front(tid);  // head insertion
+    t.phase = Phase::kIdle;
+  }
+  sched_.block(tid);
+}
+
+// The thread returned from waiting (or did not need to wait): pick the work.
+void Driver::finish_read(int tid) {
+  Thread& t = th(tid);
+  Process& p = procs_[static_cast<std::size_t>(t.proc)];
+  int id = -1;
+  bool from_proc = false;
+  if (!t.todo.empty()) {
+    id = t.todo.front();
+    t.todo.pop_front();
+  } else if (t.looper && t.outgoing < 0 && t.stack.empty() && !p.todo.empty()) {
+    id = p.todo.front();
+    p.todo.pop_front();
+    from_proc = true;
+  }
+  if (id < 0) {
+    read(tid);  // woken for proc work that another looper took: back to waiting
+    return;
+  }
+  take_work(tid, id);
+  if (from_proc && !p.todo.empty()) wakeup_proc(t.proc, tid);
+}
+
+void Driver::take_work(int tid, int txn_id) {
+  Thread& t = th(tid);
+  Transaction& x = txns_[static_cast<std::size_t>(txn_id)];
+  t.pending = txn_id;
+  if (!x.is_reply) {
+    x.server_cpu = t.resume_cpu;
+    if (t.looper) maybe_spawn(t.proc, tid);
+    if (options_.inheritance == PriorityInheritance::kAndroid) {
+      apply_android_priority(tid, x);  // no-op unless it came through proc->todo
+    } else {
+      apply_upstream_priority(tid, x);
+    }
+    if (!x.oneway) t.stack.push_back(txn_id);
+  }
+  if (x.transfer_charged) {
+    deliver_to_user(tid);
+    return;
+  }
+  x.transfer_charged = true;
+  t.phase = Phase::kDeliver;
+  sched_.run(tid, 0);
+  sched_.add_overhead(tid, cost_.transfer(x.payload_cpu, sched_.task(tid).cpu, x.payload_bytes));
+}
+
+void Driver::deliver_to_user(int tid) {
+  Thread& t = th(tid);
+  const int id = t.pending;
+  Transaction& x = txns_[static_cast<std::size_t>(id)];
+  t.phase = Phase::kUser;
+  if (!x.is_reply) {
+    userspace_->on_transaction(tid, id);
+    return;
+  }
+  // BR_REPLY: the call is complete. x.from_parent holds the call it answers.
+  const int call_id = x.from_parent;
+  const Transaction& call = txns_[static_cast<std::size_t>(call_id)];
+  CallRecord record;
+  record.started = call.started;
+  record.finished = sched_.now();
+  record.caller_cpu = call.caller_cpu;
+  record.server_cpu = call.server_cpu;
+  record.caller_policy = call.caller_policy;
+  record.cookie = call.cookie;
+  BSIM_CHECK(!t.stack.empty() && t.stack.back() == call_id);
+  t.stack.pop_back();
+  t.outgoing = -1;
+  t.pending = -1;
+  t.free_pending = true;
+  free_txn(call_id);
+  free_txn(id);
+  userspace_->on_reply(tid, record);
+}
+
+void Driver::do_reply(int tid) {
+  Thread& t = th(tid);
+  const int call_id = t.pending;
+  t.pending = -1;
+  BSIM_CHECK(!t.stack.empty() && t.stack.back() == call_id);
+  t.stack.pop_back();
+  const int client = txns_[static_cast<std::size_t>(call_id)].from_tid;
+  const std::int64_t payload = txns_[static_cast<std::size_t>(call_id)].payload_bytes;
+  const int reply_id = alloc_txn();  // may grow the pool: take no references before this
+  Transaction& r = txns_[static_cast<std::size_t>(reply_id)];
+  r.is_reply = true;
+  r.from_tid = tid;
+  r.to_tid = client;
+  r.payload_bytes = payload;
+  r.payload_cpu = sched_.task(tid).cpu;
+  r.from_parent = call_id;  // the call this reply answers
+  ++counters_.replies;
+  th(client).todo.push_back(reply_id);
+  if (is_waiting(th(client).phase)) wake_thread(client, /*sync=*/true, tid);
+  // The server restores its own priority after waking the client, then frees the request's
+  // buffer (BC_FREE_BUFFER) on its way back to the read.
+  restore_priority(tid, txns_[static_cast<std::size_t>(call_id)]);
+  begin_kernel(tid, Phase::kReturnToRead, context_.topology.costs().binder_free_ref_ns);
+}
+
+// --- priorities ----------------------------------------------------------------------------
+
+void Driver::apply_android_priority(int tid, Transaction& x) {
+  if (x.priority_set) return;
+  x.priority_set = true;
+  const sched::Task& task = sched_.task(tid);
+  x.saved_policy = task.policy;
+  x.saved_nice = task.nice;
+  x.saved_rt_priority = task.rt_priority;
+  Policy policy = x.caller_policy;
+  int nice = x.caller_nice;
+  int rt = x.caller_rt_priority;
+  if (x.oneway) {  // oneway work runs at the process's default priority
+    policy = Policy::kNormal;
+    nice = 0;
+    rt = 0;
+  }
+  const NodeConfig& node =
+      procs_[static_cast<std::size_t>(x.to_proc)].nodes[static_cast<std::size_t>(x.node)].config;
+  if (policy == Policy::kFifo && !node.inherit_rt) {
+    policy = Policy::kNormal;
+    nice = 0;
+    rt = 0;
+  }
+  if (policy == Policy::kNormal && nice > node.min_nice) nice = node.min_nice;
+  sched_.set_attributes(tid, policy, nice, rt);
+}
+
+void Driver::apply_upstream_priority(int tid, Transaction& x) {
+  if (x.priority_set) return;
+  x.priority_set = true;
+  const sched::Task& task = sched_.task(tid);
+  x.saved_policy = task.policy;
+  x.saved_nice = task.nice;
+  x.saved_rt_priority = task.rt_priority;
+  const int min_nice = procs_[static_cast<std::size_t>(x.to_proc)]
+                           .nodes[static_cast<std::size_t>(x.node)]
+                           .config.min_nice;
+  if (!x.oneway && x.caller_nice < min_nice) {
+    sched_.set_attributes(tid, task.policy, x.caller_nice, task.rt_priority);
+  } else if (!x.oneway || task.nice > min_nice) {
+    sched_.set_attributes(tid, task.policy, min_nice, task.rt_priority);
+  }
+}
+
+void Driver::restore_priority(int tid, const Transaction& x) {
+  if (!x.priority_set) return;
+  sched_.set_attributes(tid, x.saved_policy, x.saved_nice, x.saved_rt_priority);
+}
+
+void Driver::restore_default_priority(int tid) {
+  if (options_.inheritance != PriorityInheritance::kAndroid) return;
+  sched_.set_attributes(tid, Policy::kNormal, 0, 0);
+}
+
+// --- buffers and spawning ------------------------------------------------------------------
+
+void Driver::free_buffer(int tid, int txn_id) {
+  const Transaction& x = txns_[static_cast<std::size_t>(txn_id)];
+  if (!x.oneway) return;
+  Process& p = procs_[static_cast<std::size_t>(x.to_proc)];
+  Node& node = p.nodes[static_cast<std::size_t>(x.node)];
+  if (node.async_todo.empty()) {
+    node.async_in_flight = false;
+    return;
+  }
+  // The next parked oneway moves to proc->todo and one idle looper is woken (non-sync).
+  p.todo.push_back(node.async_todo.front());
+  node.async_todo.pop_front();
+  Transaction& next = txns_[static_cast<std::size_t>(p.todo.back())];
+  next.caller_cpu = sched_.task(tid).cpu;
+  wakeup_proc(x.to_proc, tid);
+}
+
+void Driver::maybe_spawn(int proc, int spawner_tid) {
+  Process& p = procs_[static_cast<std::size_t>(proc)];
+  if (p.requested_threads != 0 || !p.waiting.empty() || p.spawned >= p.config.max_threads) return;
+  p.requested_threads = 1;
+  ++p.spawned;
+  ++counters_.spawn_requests;
+  // Userspace creates the thread (spawnPooledThread); it registers after thread_spawn_ns.
+  context_.engine.schedule(sched_.now() + context_.topology.costs().thread_spawn_ns, target_,
+                           kSpawnLooper, static_cast<std::uint32_t>(proc),
+                           static_cast<std::uint64_t>(spawner_tid));
+}
+
+// --- scheduler callbacks and events --------------------------------------------------------
+
+void Driver::on_work_done(int tid) {
+  Thread& t = th(tid);
+  switch (t.phase) {
+    case Phase::kUser:
+      userspace_->on_user_work_done(tid);
+      return;
+    case Phase::kSend:
+      do_transaction(tid);
+      return;
+    case Phase::kReply:
+      do_reply(tid);
+      return;
+    case Phase::kReturnToRead:
+      read(tid);
+      return;
+    case Phase::kReceive:
+      finish_read(tid);
+      return;
+    case Phase::kDeliver:
+      deliver_to_user(tid);
+      return;
+    case Phase::kRegister: {
+      if (t.proc >= 0 && t.tid != procs_[static_cast<std::size_t>(t.proc)].loopers.front()) {
+        procs_[static_cast<std::size_t>(t.proc)].requested_threads = 0;
+      }
+      read(tid);
+      return;
+    }
+    default:
+      BSIM_CHECK_MSG(false, "work finished in a phase without work");
+  }
+}
+
+void Driver::on_event(const engine::Event& event) {
+  switch (event.kind) {
+    case kSpawnLooper:
+      new_looper(static_cast<int>(event.id), static_cast<int>(event.arg));
+      return;
+    case kSleepDone: {
+      const int tid = static_cast<int>(event.id);
+      Thread& t = th(tid);
+      BSIM_CHECK(t.phase == Phase::kSleep);
+      t.phase = Phase::kUser;
+      sched_.run(tid, t.pending_work_ref_ns);
+      sched_.wake(tid, sched::WakeContext{});
+      return;
+    }
+    default:
+      BSIM_CHECK_MSG(false, "unknown driver event");
+  }
+}
+
+}  // namespace bindersim::binder

@@ -1,0 +1,65 @@
+// bindersim command-line entry point: dispatches to the subcommands.
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+
+namespace bindersim::cli {
+
+std::filesystem::path data_dir() {
+  if (const char* env = std::getenv("BINDERSIM_DATA_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return BINDERSIM_DATA_DIR;
+}
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: bindersim <command> [options]\n"
+    "\n"
+    "Deterministic simulator of Android binder thread selection on asymmetric SoCs.\n"
+    "\n"
+    "commands:\n"
+    "  run SCENARIO       simulate a scenario and print its latency tiers\n"
+    "  topology show NAME print a topology (clusters, capacities, transfer costs)\n"
+    "  topology list      list the topologies shipped in topologies/\n"
+    "\n"
+    "examples:\n"
+    "  bindersim run scenarios/schd-dbg.json --selector ctabs --out result.json\n"
+    "  bindersim run --list-selectors\n"
+    "  bindersim topology show sa8155p --dot > sa8155p.dot\n"
+    "\n"
+    "Run 'bindersim <command> --help' for the options of a command.\n";
+
+int dispatch(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "bindersim " << BINDERSIM_VERSION << "\n";
+    return 0;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "run") return run_command(rest, std::cout, std::cerr);
+  if (args[0] == "topology") return topology_command(rest, std::cout, std::cerr);
+  std::cerr << "bindersim: unknown command \"" << args[0]
+            << "\"; valid commands: run, topology (see bindersim --help)\n";
+  return 2;
+}
+
+}  // namespace
+}  // namespace bindersim::cli
+
+int main(int argc, char** argv) {
+  try {
+    return bindersim::cli::dispatch(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::exception& error) {
+    std::cerr << "bindersim: " << error.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,90 @@
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/topology/topology.hpp"
+#include "commands.hpp"
+
+namespace bindersim::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: bindersim topology show NAME_OR_PATH [--dot]\n"
+    "       bindersim topology list\n"
+    "\n"
+    "show   prints a topology: clusters, capacities, idle states, caches, platform costs and\n"
+    "       the CPU x CPU transfer cost per cache line. NAME_OR_PATH is a name from\n"
+    "       `bindersim topology list` (topologies/NAME.json) or a path to a .json file.\n"
+    "       --dot  writes the cache graph in Graphviz format instead.\n"
+    "list   prints the names of the available topologies.\n"
+    "\n"
+    "examples:\n"
+    "  bindersim topology show sa8155p\n"
+    "  bindersim topology show sa8155p --dot | dot -Tsvg -o sa8155p.svg\n";
+
+// One usage error line; the exit code of bad input.
+int usage_error(std::ostream& err, const std::string& message) {
+  err << "bindersim: topology: " << message << " (see bindersim topology --help)\n";
+  return 2;
+}
+
+int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string name;
+  bool dot = false;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--dot") {
+      dot = true;
+    } else if (arg.size() > 1 && arg.front() == '-') {
+      return usage_error(err, "show: unknown option \"" + arg + "\"; valid: --dot, --help");
+    } else if (!name.empty()) {
+      return usage_error(err, "show: unexpected argument \"" + arg + "\" after \"" + name + "\"");
+    } else {
+      name = arg;
+    }
+  }
+  if (name.empty()) return usage_error(err, "show: missing NAME_OR_PATH");
+
+  const topology::Topology topology = topology::Topology::load(name, data_dir() / "topologies");
+  // Rendered in full before anything is written, so a failure leaves no partial output.
+  std::ostringstream text;
+  if (dot) {
+    topology::write_dot(topology, text);
+  } else {
+    topology::print_topology(topology, text);
+  }
+  out << text.str();
+  return 0;
+}
+
+int list(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.size() > 1) return usage_error(err, "list: unexpected argument \"" + args[1] + "\"");
+  for (const std::string& name : topology::Topology::available(data_dir() / "topologies")) {
+    out << name << '\n';
+  }
+  return 0;
+}
+
+}  // namespace
+
+int topology_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      out << kUsage;
+      return 0;
+    }
+  }
+  if (args.empty()) return usage_error(err, "missing subcommand: show or list");
+  try {
+    if (args[0] == "show") return show(args, out, err);
+    if (args[0] == "list") return list(args, out, err);
+  } catch (const ConfigError& error) {
+    err << "bindersim: " << error.what() << '\n';
+    return 2;
+  }
+  return usage_error(err, "unknown subcommand \"" + args[0] + "\"; valid: show, list");
+}
+
+}  // namespace bindersim::cli

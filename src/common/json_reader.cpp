@@ -1,0 +1,273 @@
+#include "bindersim/common/json_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "bindersim/common/error.hpp"
+
+namespace bindersim {
+namespace {
+
+std::string join(std::span<const std::string_view> words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i) out += ", ";
+    out += words[i];
+  }
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// Line and column (1-based) of a byte offset in `text`.
+std::pair<std::size_t, std::size_t> line_and_column(std::string_view text, std::size_t offset) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+}  // namespace
+
+std::string describe_json(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::null:
+      return "null";
+    case nlohmann::json::value_t::object:
+      return "an object";
+    case nlohmann::json::value_t::array:
+      return "an array";
+    case nlohmann::json::value_t::boolean:
+      return value.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::string: {
+      std::string text = value.dump();
+      if (text.size() > 42) text = text.substr(0, 39) + "...\"";
+      return text;
+    }
+    default:
+      return value.dump();
+  }
+}
+
+std::optional<std::string> closest_name(std::string_view word,
+                                        std::span<const std::string> candidates) {
+  std::optional<std::string> best;
+  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const std::string& candidate : candidates) {
+    const std::size_t distance = edit_distance(word, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::string escape_pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+JsonNode::JsonNode(const nlohmann::json& value, std::shared_ptr<const std::string> file,
+                   std::string pointer)
+    : value_(&value), file_(std::move(file)), pointer_(std::move(pointer)) {}
+
+void JsonNode::fail(const std::string& message) const {
+  throw ConfigError(*file_ + ": " + (pointer_.empty() ? "/" : pointer_) + ": " + message);
+}
+
+void JsonNode::fail_expected(const std::string& expected) const {
+  fail("expected " + expected + ", got " + describe_json(*value_));
+}
+
+double JsonNode::as_number() const {
+  if (!value_->is_number()) fail_expected("a number");
+  return value_->get<double>();
+}
+
+double JsonNode::as_number(double min, double max) const {
+  const double value = as_number();
+  if (!(value >= min && value <= max)) {
+    std::ostringstream expected;
+    expected << "a number in [" << min << ", " << max << "]";
+    fail_expected(expected.str());
+  }
+  return value;
+}
+
+std::int64_t JsonNode::as_int() const {
+  if (value_->is_number_integer()) return value_->get<std::int64_t>();
+  if (value_->is_number_float()) {
+    const double value = value_->get<double>();
+    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
+      return static_cast<std::int64_t>(value);
+    }
+  }
+  fail_expected("an integer");
+}
+
+std::int64_t JsonNode::as_int(std::int64_t min, std::int64_t max) const {
+  const std::int64_t value = as_int();
+  if (value < min || value > max) {
+    fail_expected("an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  }
+  return value;
+}
+
+std::string JsonNode::as_string() const {
+  if (!value_->is_string()) fail_expected("a string");
+  return value_->get<std::string>();
+}
+
+bool JsonNode::as_bool() const {
+  if (!value_->is_boolean()) fail_expected("true or false");
+  return value_->get<bool>();
+}
+
+std::string JsonNode::as_enum(std::span<const std::string_view> valid) const {
+  if (!value_->is_string()) fail_expected("one of " + join(valid));
+  const std::string value = value_->get<std::string>();
+  if (std::find(valid.begin(), valid.end(), value) == valid.end()) {
+    fail_expected("one of " + join(valid));
+  }
+  return value;
+}
+
+std::vector<JsonNode> JsonNode::items() const {
+  if (!value_->is_array()) fail_expected("an array");
+  std::vector<JsonNode> out;
+  out.reserve(value_->size());
+  for (std::size_t i = 0; i < value_->size(); ++i) out.push_back(child(i));
+  return out;
+}
+
+JsonNode JsonNode::child(std::string_view key) const {
+  return JsonNode(value_->at(std::string(key)), file_, pointer_ + "/" + escape_pointer_token(key));
+}
+
+JsonNode JsonNode::child(std::size_t index) const {
+  return JsonNode(value_->at(index), file_, pointer_ + "/" + std::to_string(index));
+}
+
+JsonDocument::JsonDocument(std::shared_ptr<nlohmann::json> value, std::string name)
+    : value_(std::move(value)), name_(std::make_shared<const std::string>(std::move(name))) {}
+
+JsonDocument JsonDocument::parse_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path.string() + ": cannot open file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_text(text.str(), path.string());
+}
+
+JsonDocument JsonDocument::parse_text(std::string_view text, std::string name) {
+  try {
+    auto value = std::make_shared<nlohmann::json>(nlohmann::json::parse(text));
+    return JsonDocument(std::move(value), std::move(name));
+  } catch (const nlohmann::json::parse_error& error) {
+    const auto [line, column] =
+        line_and_column(text, error.byte > 0 ? static_cast<std::size_t>(error.byte - 1) : 0);
+    std::string what = error.what();
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line..: why".
+    const auto colon = what.rfind(": ");
+    const std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+    throw ConfigError(name + ": line " + std::to_string(line) + ", column " +
+                      std::to_string(column) + ": invalid JSON: " + reason);
+  }
+}
+
+JsonDocument JsonDocument::from_value(nlohmann::json value, std::string name) {
+  return JsonDocument(std::make_shared<nlohmann::json>(std::move(value)), std::move(name));
+}
+
+ObjectReader::ObjectReader(const JsonNode& node) : node_(node) {
+  if (!node_.is_object()) node_.fail_expected("an object");
+}
+
+bool ObjectReader::has(std::string_view key) const { return node_.raw().contains(key); }
+
+JsonNode ObjectReader::required(std::string_view key) {
+  taken_.emplace_back(key);
+  if (!node_.raw().contains(key)) {
+    node_.fail("missing required key \"" + std::string(key) + "\"");
+  }
+  return node_.child(key);
+}
+
+std::optional<JsonNode> ObjectReader::optional(std::string_view key) {
+  taken_.emplace_back(key);
+  if (!node_.raw().contains(key)) return std::nullopt;
+  return node_.child(key);
+}
+
+double ObjectReader::number_or(std::string_view key, double fallback) {
+  const auto node = optional(key);
+  return node ? node->as_number() : fallback;
+}
+
+std::int64_t ObjectReader::int_or(std::string_view key, std::int64_t fallback) {
+  const auto node = optional(key);
+  return node ? node->as_int() : fallback;
+}
+
+bool ObjectReader::bool_or(std::string_view key, bool fallback) {
+  const auto node = optional(key);
+  return node ? node->as_bool() : fallback;
+}
+
+std::string ObjectReader::string_or(std::string_view key, std::string fallback) {
+  const auto node = optional(key);
+  return node ? node->as_string() : fallback;
+}
+
+void ObjectReader::finish() const {
+  for (const auto& [key, value] : node_.raw().items()) {
+    if (std::find(taken_.begin(), taken_.end(), key) != taken_.end()) continue;
+    std::vector<std::string> valid = taken_;
+    std::sort(valid.begin(), valid.end());
+    valid.erase(std::unique(valid.begin(), valid.end()), valid.end());
+    std::string message = "unknown key";
+    if (const auto suggestion = closest_name(key, valid)) {
+      message += " (did you mean \"" + *suggestion + "\"?)";
+    }
+    message += "; valid keys: ";
+    if (valid.empty()) message += "(none)";
+    for (std::size_t i = 0; i < valid.size(); ++i) message += (i ? ", " : "") + valid[i];
+    JsonNode(value, std::make_shared<const std::string>(node_.file()),
+             node_.pointer() + "/" + escape_pointer_token(key))
+        .fail(message);
+  }
+}
+
+}  // namespace bindersim

@@ -1,0 +1,24 @@
+#include "bindersim/engine/context.hpp"
+
+#include <spdlog/sinks/stdout_sinks.h>
+
+namespace bindersim::engine {
+namespace {
+
+std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const spdlog::sink_ptr& sink) {
+  auto logger = std::make_shared<spdlog::logger>(name, sink);
+  logger->set_level(spdlog::level::warn);
+  return logger;
+}
+
+}  // namespace
+
+SimContext::SimContext(const topology::Topology& topology_in, std::uint64_t seed_in)
+    : topology(topology_in), seed(seed_in) {
+  auto sink = std::make_shared<spdlog::sinks::stderr_sink_st>();
+  sched_log = make_logger("sched", sink);
+  binder_log = make_logger("binder", sink);
+  workload_log = make_logger("workload", sink);
+}
+
+}  // namespace bindersim::engine

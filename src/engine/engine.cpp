@@ -1,0 +1,44 @@
+#include "bindersim/engine/engine.hpp"
+
+#include "bindersim/common/error.hpp"
+
+namespace bindersim::engine {
+namespace {
+
+// Folds one 64-bit word into the running hash (a multiply-xorshift mix).
+inline std::uint64_t mix(std::uint64_t hash, std::uint64_t word) {
+  hash ^= word + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+  hash *= 0xff51afd7ed558ccdULL;
+  return hash ^ (hash >> 33);
+}
+
+}  // namespace
+
+std::uint16_t Engine::add_handler(EventHandler& handler) {
+  BSIM_CHECK(handler_count_ < kMaxHandlers);
+  handlers_[handler_count_] = &handler;
+  return handler_count_++;
+}
+
+void Engine::schedule(SimTime time, std::uint16_t target, std::uint16_t kind, std::uint32_t id,
+                      std::uint64_t arg) {
+  BSIM_CHECK(time >= now_);
+  BSIM_CHECK(target < handler_count_);
+  queue_.push(time, target, kind, id, arg);
+}
+
+void Engine::run(SimTime until) {
+  stopped_ = false;
+  while (!stopped_ && !queue_.empty() && queue_.top().time <= until) {
+    const Event event = queue_.pop();
+    now_ = event.time;
+    ++dispatched_;
+    fingerprint_ = mix(fingerprint_, static_cast<std::uint64_t>(event.time));
+    fingerprint_ = mix(fingerprint_, (std::uint64_t{event.target} << 48) |
+                                         (std::uint64_t{event.kind} << 32) | event.id);
+    fingerprint_ = mix(fingerprint_, event.arg);
+    handlers_[event.target]->on_event(event);
+  }
+}
+
+}  // namespace bindersim::engine

@@ -1,0 +1,182 @@
+#include "bindersim/io/console.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bindersim/io/result_json.hpp"
+
+namespace bindersim::io {
+
+namespace {
+
+constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
+    stats::SchedClass::kFifo, stats::SchedClass::kOther};
+constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
+    stats::Tier::kSameCore, stats::Tier::kSameCluster, stats::Tier::kCrossCluster};
+
+// Labels as the published table writes them.
+std::string_view class_label(stats::SchedClass c) {
+  return c == stats::SchedClass::kFifo ? "SCHED_FIFO" : "SCHED_OTHER";
+}
+
+std::string_view tier_label(stats::Tier t) {
+  switch (t) {
+    case stats::Tier::kSameCore:
+      return "same core";
+    case stats::Tier::kSameCluster:
+      return "same cluster";
+    case stats::Tier::kCrossCluster:
+      return "cross cluster";
+  }
+  return "?";
+}
+
+// 1234567 -> "1,234,567".
+std::string grouped(std::uint64_t n) {
+  std::string digits = fmt::format("{}", n);
+  std::string out;
+  out.reserve(digits.size() + digits.size() / 3);
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+// A non-negative rate with one decimal and grouped thousands: 41045.06 -> "41,045.1".
+std::string grouped_rate(double x) {
+  const double tenths = std::round(x * 10.0);
+  const auto whole = static_cast<std::uint64_t>(tenths / 10.0);
+  const auto frac = static_cast<std::uint64_t>(tenths - static_cast<double>(whole) * 10.0);
+  return fmt::format("{}.{}", grouped(whole), frac);
+}
+
+// Nanoseconds as milliseconds with 3 decimals, bare (for columns titled "(ms)") or with unit.
+std::string ms_value(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
+std::string ms_value(std::int64_t ns) { return ms_value(static_cast<double>(ns)); }
+std::string ms(double ns) { return ms_value(ns) + " ms"; }
+std::string ms(std::int64_t ns) { return ms_value(ns) + " ms"; }
+std::string percent(double share) { return fmt::format("{:.1f}%", share * 100.0); }
+
+// Tier table columns: label widths and right-aligned number widths.
+constexpr int kClassWidth = 13;
+constexpr int kTierWidth = 15;
+constexpr int kLatencyWidth = 13;
+constexpr int kCallsWidth = 13;
+constexpr int kShareWidth = 8;
+
+}  // namespace
+
+void print_tier_table(const stats::RunResult& result, std::ostream& out) {
+  out << fmt::format("scenario {} | selector {} | placement {} | seed {} | {} calls | {} calls/s\n",
+                     result.scenario, result.selector, result.placement, result.seed,
+                     grouped(result.completed), grouped_rate(result.per_second()));
+  out << fmt::format("{:<{}}{:<{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}\n", "class", kClassWidth, "tier",
+                     kTierWidth, "avg latency", kLatencyWidth, "calls", kCallsWidth, "share",
+                     kShareWidth, "p50 latency", kLatencyWidth, "p99 latency", kLatencyWidth);
+  for (stats::SchedClass c : kClasses) {
+    for (stats::Tier t : kTiers) {
+      const stats::Histogram& h = result.tier(c, t);
+      const bool empty = h.count() == 0;
+      out << fmt::format("{:<{}}{:<{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}\n",
+                         t == stats::Tier::kSameCore ? class_label(c) : "", kClassWidth,
+                         tier_label(t), kTierWidth, empty ? "-" : ms(h.mean()), kLatencyWidth,
+                         grouped(h.count()), kCallsWidth, percent(tier_share(result, c, t)),
+                         kShareWidth, empty ? "-" : ms(h.percentile(0.50)), kLatencyWidth,
+                         empty ? "-" : ms(h.percentile(0.99)), kLatencyWidth);
+    }
+  }
+  const stats::SelectionCounts& s = result.selection;
+  out << fmt::format(
+      "selection: same cpu {}, same cluster {}, other {}, none idle {} | nudges: applied {}, "
+      "declined {}\n",
+      grouped(s.same_cpu), grouped(s.same_cluster), grouped(s.other), grouped(s.none_idle),
+      grouped(s.nudges_applied), grouped(s.nudges_declined));
+}
+
+void print_comparison(std::span<const stats::RunResult> results, std::ostream& out) {
+  if (results.empty()) return;
+
+  // One row: a label and one cell per run.
+  using Cell = std::function<std::string(const stats::RunResult&)>;
+  std::vector<std::pair<std::string, Cell>> rows;
+  auto count_row = [&rows](std::string label,
+                           std::function<std::uint64_t(const stats::RunResult&)> f) {
+    rows.emplace_back(std::move(label), [f](const stats::RunResult& r) { return grouped(f(r)); });
+  };
+
+  rows.emplace_back("seed", [](const stats::RunResult& r) { return fmt::format("{}", r.seed); });
+  count_row("completed calls", [](const stats::RunResult& r) { return r.completed; });
+  rows.emplace_back("throughput (calls/s)",
+                    [](const stats::RunResult& r) { return grouped_rate(r.per_second()); });
+  rows.emplace_back("latency mean (ms)",
+                    [](const stats::RunResult& r) { return ms_value(r.latency.mean()); });
+  rows.emplace_back("latency p50 (ms)",
+                    [](const stats::RunResult& r) { return ms_value(r.latency.percentile(0.50)); });
+  rows.emplace_back("latency p99 (ms)",
+                    [](const stats::RunResult& r) { return ms_value(r.latency.percentile(0.99)); });
+  for (stats::SchedClass c : kClasses) {
+    for (stats::Tier t : kTiers) {
+      const std::string name = fmt::format("{} {}", class_label(c), tier_label(t));
+      rows.emplace_back(name + " share",
+                        [c, t](const stats::RunResult& r) { return percent(tier_share(r, c, t)); });
+      rows.emplace_back(name + " mean (ms)", [c, t](const stats::RunResult& r) {
+        const stats::Histogram& h = r.tier(c, t);
+        return h.count() == 0 ? std::string("-") : ms_value(h.mean());
+      });
+    }
+  }
+  count_row("selection same cpu", [](const stats::RunResult& r) { return r.selection.same_cpu; });
+  count_row("selection same cluster",
+            [](const stats::RunResult& r) { return r.selection.same_cluster; });
+  count_row("selection other", [](const stats::RunResult& r) { return r.selection.other; });
+  count_row("selection none idle", [](const stats::RunResult& r) { return r.selection.none_idle; });
+  count_row("nudges applied", [](const stats::RunResult& r) { return r.selection.nudges_applied; });
+  count_row("nudges declined",
+            [](const stats::RunResult& r) { return r.selection.nudges_declined; });
+  count_row("cpu cycles", [](const stats::RunResult& r) { return r.counters.cpu_cycles; });
+  count_row("cache references", [](const stats::RunResult& r) { return r.counters.cache_refs; });
+  count_row("cache misses", [](const stats::RunResult& r) { return r.counters.cache_misses; });
+  count_row("cpu migrations", [](const stats::RunResult& r) { return r.counters.migrations; });
+  count_row("context switches",
+            [](const stats::RunResult& r) { return r.counters.context_switches; });
+
+  // Render every cell first so that each column is as wide as its widest cell.
+  std::size_t label_width = 0;
+  for (const auto& row : rows) label_width = std::max(label_width, row.first.size());
+  label_width += 2;
+  std::vector<std::vector<std::string>> cells(rows.size());
+  std::vector<std::size_t> widths(results.size());
+  for (std::size_t j = 0; j < results.size(); ++j) {
+    widths[j] = std::max<std::size_t>(12, results[j].selector.size()) + 2;
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (std::size_t j = 0; j < results.size(); ++j) {
+      cells[i].push_back(rows[i].second(results[j]));
+      widths[j] = std::max(widths[j], cells[i].back().size() + 2);
+    }
+  }
+
+  std::string line = fmt::format("{:<{}}", "selector", label_width);
+  for (std::size_t j = 0; j < results.size(); ++j) {
+    line += fmt::format("{:>{}}", results[j].selector, widths[j]);
+  }
+  out << line << '\n' << std::string(line.size(), '-') << '\n';
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    line = fmt::format("{:<{}}", rows[i].first, label_width);
+    for (std::size_t j = 0; j < results.size(); ++j) {
+      line += fmt::format("{:>{}}", cells[i][j], widths[j]);
+    }
+    out << line << '\n';
+  }
+}
+
+}  // namespace bindersim::io

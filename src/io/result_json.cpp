@@ -1,0 +1,112 @@
+#include "bindersim/io/result_json.hpp"
+
+#include <array>
+#include <cmath>
+
+namespace bindersim::io {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
+    stats::SchedClass::kFifo, stats::SchedClass::kOther};
+constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
+    stats::Tier::kSameCore, stats::Tier::kSameCluster, stats::Tier::kCrossCluster};
+
+// x rounded to the nearest multiple of 1/scale (IEEE arithmetic only: same on every machine).
+double round_to_scale(double x, double scale) { return std::round(x * scale) / scale; }
+
+ordered_json tier_json(const stats::RunResult& result, stats::SchedClass c, stats::Tier t) {
+  const stats::Histogram& h = result.tier(c, t);
+  ordered_json j = ordered_json::object();
+  j["count"] = h.count();
+  j["share"] = round_to_scale(tier_share(result, c, t), kShareScale);
+  j["mean_ns"] = h.mean_rounded();
+  j["p50_ns"] = h.percentile(0.50);
+  j["p90_ns"] = h.percentile(0.90);
+  j["p99_ns"] = h.percentile(0.99);
+  j["max_ns"] = h.max();
+  return j;
+}
+
+}  // namespace
+
+std::string fingerprint_hex(std::uint64_t fingerprint) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i) {
+    out[static_cast<std::size_t>(i)] = kDigits[fingerprint & 0xf];
+    fingerprint >>= 4;
+  }
+  return out;
+}
+
+double tier_share(const stats::RunResult& result, stats::SchedClass sched_class, stats::Tier tier) {
+  std::uint64_t class_total = 0;
+  for (stats::Tier t : kTiers) class_total += result.tier(sched_class, t).count();
+  if (class_total == 0) return 0.0;
+  return static_cast<double>(result.tier(sched_class, tier).count()) /
+         static_cast<double>(class_total);
+}
+
+ordered_json result_to_json(const stats::RunResult& result) {
+  ordered_json j = ordered_json::object();
+  j["schema"] = kResultSchema;
+  j["scenario"] = result.scenario;
+  j["topology"] = result.topology;
+  j["selector"] = result.selector;
+  j["placement"] = result.placement;
+  j["seed"] = result.seed;
+
+  ordered_json& transactions = j["transactions"];
+  transactions["completed"] = result.completed;
+  transactions["per_second"] = round_to_scale(result.per_second(), kPerSecondScale);
+
+  const stats::Histogram& lat = result.latency;
+  ordered_json& latency = j["latency"];
+  latency["count"] = lat.count();
+  latency["mean_ns"] = lat.mean_rounded();
+  latency["min_ns"] = lat.min();
+  latency["p50_ns"] = lat.percentile(0.50);
+  latency["p90_ns"] = lat.percentile(0.90);
+  latency["p99_ns"] = lat.percentile(0.99);
+  latency["max_ns"] = lat.max();
+
+  ordered_json& tiers = j["tiers"];
+  for (stats::SchedClass c : kClasses) {
+    ordered_json& cls = tiers[std::string(stats::sched_class_name(c))];
+    for (stats::Tier t : kTiers) cls[std::string(stats::tier_name(t))] = tier_json(result, c, t);
+  }
+
+  ordered_json& counters = j["counters"];
+  counters["cpu_cycles"] = result.counters.cpu_cycles;
+  counters["cache_refs"] = result.counters.cache_refs;
+  counters["cache_misses"] = result.counters.cache_misses;
+  counters["migrations"] = result.counters.migrations;
+  counters["context_switches"] = result.counters.context_switches;
+
+  const stats::SelectionCounts& sel = result.selection;
+  ordered_json& selection = j["selection"];
+  ordered_json& decisions = selection["decisions"];
+  decisions["same_cpu"] = sel.same_cpu;
+  decisions["same_cluster"] = sel.same_cluster;
+  decisions["other"] = sel.other;
+  decisions["none_idle"] = sel.none_idle;
+  ordered_json& nudges = selection["nudges"];
+  nudges["applied"] = sel.nudges_applied;
+  nudges["declined"] = sel.nudges_declined;
+
+  ordered_json& provenance = j["provenance"];
+  provenance["version"] = result.version;
+  provenance["fingerprint"] = fingerprint_hex(result.fingerprint);
+  return j;
+}
+
+void write_result_json(const stats::RunResult& result, std::ostream& out) {
+  out << result_to_json(result).dump(2, ' ', false,
+                                     nlohmann::ordered_json::error_handler_t::replace)
+      << '\n';
+}
+
+}  // namespace bindersim::io

@@ -1,0 +1,208 @@
+#include "bindersim/sched/placement.hpp"
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/topology/topology.hpp"
+
+namespace bindersim::sched {
+namespace {
+
+constexpr SimTime kWakeeFlipDecay = engine::kSecond;  // record_wakee(): halve once per second
+constexpr int kNoCpu = -1;
+
+// record_wakee(): the waker counts how often it switches between wakees.
+void record_wakee(Scheduler& sched, int waker_tid, int wakee_tid) {
+  if (waker_tid < 0) return;
+  Task& waker = sched.task_for_update(waker_tid);
+  if (sched.now() > waker.wakee_flip_decay_ts + kWakeeFlipDecay) {
+    waker.wakee_flips >>= 1;
+    waker.wakee_flip_decay_ts = sched.now();
+  }
+  if (waker.last_wakee != wakee_tid) {
+    waker.last_wakee = wakee_tid;
+    ++waker.wakee_flips;
+  }
+}
+
+bool asym_capacity(const Scheduler& sched) {
+  const auto& cpus = sched.topology().cpus();
+  for (const auto& cpu : cpus) {
+    if (cpu.capacity != cpus.front().capacity) return true;
+  }
+  return false;
+}
+
+bool fits(const Scheduler& sched, int tid, int cpu) {
+  if (!asym_capacity(sched)) return true;
+  return MainlinePlacement::fits_capacity(sched.task_util(tid), sched.topology().capacity(cpu));
+}
+
+}  // namespace
+
+int MainlinePlacement::select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) {
+  return sched.task(tid).is_rt() ? select_task_rq_rt(sched, tid, prev_cpu, ctx)
+                                 : select_task_rq_fair(sched, tid, prev_cpu, ctx);
+}
+
+bool MainlinePlacement::wake_wide(const Scheduler& sched, int waker_tid, int wakee_tid) {
+  if (waker_tid < 0) return false;
+  unsigned master = sched.task(waker_tid).wakee_flips;
+  unsigned slave = sched.task(wakee_tid).wakee_flips;
+  // The LLC spans every CPU that shares a cache with CPU 0 (all of them on the SA8155P).
+  unsigned factor = 0;
+  for (int cpu = 0; cpu < sched.num_cpus(); ++cpu) factor += sched.topology().shares_cache(0, cpu);
+  if (master < slave) std::swap(master, slave);
+  return !(slave < factor || master < slave * factor);
+}
+
+int MainlinePlacement::wake_affine(const Scheduler& sched, int tid, int this_cpu, int prev_cpu,
+                                   bool sync, int waker_tid) {
+  // wake_affine_idle()
+  if (sched.available_idle_cpu(this_cpu) && sched.topology().shares_cache(this_cpu, prev_cpu)) {
+    return sched.available_idle_cpu(prev_cpu) ? prev_cpu : this_cpu;
+  }
+  if (sync && sched.nr_running(this_cpu) == 1) return this_cpu;
+  if (sched.available_idle_cpu(prev_cpu)) return prev_cpu;
+  // wake_affine_weight(): compare the loads with the waker's load discounted on sync.
+  const SimTime now = sched.now();
+  double this_eff_load = sched.cpu_load(this_cpu);
+  if (sync && waker_tid >= 0) {
+    const double current_load = sched.task(waker_tid).load_avg(now);
+    if (current_load > this_eff_load) return this_cpu;
+    this_eff_load -= current_load;
+  }
+  const double task_load = sched.task(tid).load_avg(now);
+  this_eff_load += task_load;
+  constexpr double kImbalancePct = 117;  // sd->imbalance_pct of the LLC domain
+  this_eff_load *= 100.0 * sched.topology().capacity(prev_cpu);
+  double prev_eff_load = sched.cpu_load(prev_cpu) - task_load;
+  prev_eff_load *= (100.0 + (kImbalancePct - 100.0) / 2.0) * sched.topology().capacity(this_cpu);
+  if (sync) prev_eff_load += 1;
+  return this_eff_load < prev_eff_load ? this_cpu : prev_cpu;
+}
+
+int MainlinePlacement::select_idle_capacity(const Scheduler& sched, int tid, int target) {
+  const Task& task = sched.task(tid);
+  const int n = sched.num_cpus();
+  int best_cpu = kNoCpu;
+  int best_capacity = 0;
+  for (int i = 0; i < n; ++i) {
+    const int cpu = (target + i) % n;
+    if (!task.allowed_on(cpu) || !sched.available_idle_cpu(cpu)) continue;
+    if (fits(sched, tid, cpu)) return cpu;
+    const int capacity = sched.topology().capacity(cpu);
+    if (capacity > best_capacity) {
+      best_capacity = capacity;
+      best_cpu = cpu;
+    }
+  }
+  return best_cpu;
+}
+
+int MainlinePlacement::select_idle_sibling(Scheduler& sched, int tid, int prev_cpu, int target) {
+  const auto& topology = sched.topology();
+  Task& task = sched.task_for_update(tid);
+  if (sched.available_idle_cpu(target) && fits(sched, tid, target)) return target;
+  if (prev_cpu != target && topology.shares_cache(prev_cpu, target) &&
+      sched.available_idle_cpu(prev_cpu) && fits(sched, tid, prev_cpu)) {
+    return prev_cpu;
+  }
+  const int recent = task.recent_used_cpu;
+  task.recent_used_cpu = prev_cpu;
+  if (recent >= 0 && recent != prev_cpu && recent != target &&
+      topology.shares_cache(recent, target) && sched.available_idle_cpu(recent) &&
+      task.allowed_on(recent) && fits(sched, tid, recent)) {
+    return recent;
+  }
+  if (asym_capacity(sched)) {
+    const int cpu = select_idle_capacity(sched, tid, target);
+    return cpu >= 0 ? cpu : target;
+  }
+  // Symmetric systems: the first idle CPU of the LLC, scanning from target.
+  for (int i = 0; i < sched.num_cpus(); ++i) {
+    const int cpu = (target + i) % sched.num_cpus();
+    if (task.allowed_on(cpu) && topology.shares_cache(cpu, target) &&
+        sched.available_idle_cpu(cpu)) {
+      return cpu;
+    }
+  }
+  return target;
+}
+
+int MainlinePlacement::select_task_rq_fair(Scheduler& sched, int tid, int prev_cpu,
+                                           const WakeContext& ctx) {
+  const Task& task = sched.task(tid);
+  if (ctx.fork || ctx.waker_cpu < 0) {
+    // New tasks and timer wakeups: the idlest fitting CPU from prev (find_idlest_cpu's
+    // preference for an idle CPU), else prev.
+    const int cpu = select_idle_capacity(sched, tid, prev_cpu);
+    return cpu >= 0 ? cpu : prev_cpu;
+  }
+  record_wakee(sched, ctx.waker_tid, tid);
+  const int this_cpu = ctx.waker_cpu;
+  int new_cpu = prev_cpu;
+  const bool want_affine = !wake_wide(sched, ctx.waker_tid, tid) && task.allowed_on(this_cpu);
+  if (want_affine && this_cpu != prev_cpu) {
+    new_cpu = wake_affine(sched, tid, this_cpu, prev_cpu, ctx.sync, ctx.waker_tid);
+  }
+  return select_idle_sibling(sched, tid, prev_cpu, new_cpu);
+}
+
+int MainlinePlacement::find_lowest_rq(const Scheduler& sched, int tid, int this_cpu) {
+  const Task& task = sched.task(tid);
+  // cpupri: the lowest priority level present among allowed CPUs (idle and CFS-only CPUs
+  // share the lowest level), restricted to CPUs below the task's priority.
+  int lowest_level = kMaxRtPrio + 1;
+  auto level_of = [&](int cpu) {
+    const int prio = sched.highest_rt_prio(cpu);        // kMaxRtPrio when no RT task
+    return prio >= kMaxRtPrio ? 0 : kMaxRtPrio - prio;  // higher level = more important
+  };
+  const int task_level = kMaxRtPrio - task.prio();
+  for (int cpu = 0; cpu < sched.num_cpus(); ++cpu) {
+    if (task.allowed_on(cpu) && level_of(cpu) < task_level) {
+      lowest_level = std::min(lowest_level, level_of(cpu));
+    }
+  }
+  if (lowest_level > kMaxRtPrio) return kNoCpu;
+  auto in_mask = [&](int cpu) {
+    return cpu >= 0 && task.allowed_on(cpu) && level_of(cpu) == lowest_level &&
+           (!asym_capacity(sched) || fits(sched, tid, cpu));
+  };
+  bool any_fits = false;
+  for (int cpu = 0; cpu < sched.num_cpus(); ++cpu) any_fits = any_fits || in_mask(cpu);
+  // With no fitting CPU at the lowest level, cpupri_find_fitness() falls back to ignoring
+  // capacity.
+  auto in_lowest = [&](int cpu) {
+    return any_fits ? in_mask(cpu)
+                    : cpu >= 0 && task.allowed_on(cpu) && level_of(cpu) == lowest_level;
+  };
+  const int own = task.cpu;
+  if (in_lowest(own)) return own;
+  if (this_cpu >= 0 && in_lowest(this_cpu)) return this_cpu;
+  for (int cpu = 0; cpu < sched.num_cpus(); ++cpu) {
+    if (in_lowest(cpu)) return cpu;
+  }
+  return kNoCpu;
+}
+
+int MainlinePlacement::select_task_rq_rt(const Scheduler& sched, int tid, int cpu,
+                                         const WakeContext& ctx) {
+  const Task& task = sched.task(tid);
+  const int curr = sched.rq(cpu).curr;
+  const bool blocked_by_curr = curr >= 0 && curr != tid && sched.task(curr).is_rt() &&
+                               sched.task(curr).prio() <= task.prio();
+  if (blocked_by_curr || !fits(sched, tid, cpu) || !task.allowed_on(cpu)) {
+    const int target = find_lowest_rq(sched, tid, ctx.waker_cpu);
+    if (!blocked_by_curr && target >= 0 && !fits(sched, tid, target)) return cpu;
+    if (target >= 0 && task.prio() < sched.highest_rt_prio(target)) return target;
+  }
+  return cpu;
+}
+
+std::vector<std::string> placement_names() { return {"mainline"}; }
+
+std::unique_ptr<PlacementPolicy> make_placement(const std::string& name) {
+  if (name == "mainline") return std::make_unique<MainlinePlacement>();
+  throw ConfigError("unknown placement \"" + name + "\"; valid placements: mainline");
+}
+
+}  // namespace bindersim::sched

@@ -1,0 +1,513 @@
+#include "bindersim/sched/scheduler.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/cost/cost_model.hpp"
+#include "bindersim/sched/placement.hpp"
+#include "bindersim/topology/topology.hpp"
+
+namespace bindersim::sched {
+namespace {
+
+// The kernel's sched_prio_to_weight[], nice -20..19.
+constexpr std::array<int, 40> kNiceToWeight = {
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906,  3121,  2501,  1991,  1586,  1277,  1024,  820,   655,   526,   423,  335,  272,  215,
+    172,   137,   110,   87,    70,    56,    45,    36,    29,    23,    18,   15};
+
+}  // namespace
+
+int nice_to_weight(int nice) {
+  BSIM_CHECK(nice >= -20 && nice <= 19);
+  return kNiceToWeight[static_cast<std::size_t>(nice + 20)];
+}
+
+double Task::load_avg(SimTime now) const { return runnable.decayed_value(now) / 1024.0 * weight; }
+
+Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, PlacementPolicy& placement,
+                     SchedTunables tunables)
+    : context_(context),
+      cost_(cost),
+      placement_(placement),
+      tunables_(tunables),
+      rqs_(static_cast<std::size_t>(context.topology.num_cpus())) {
+  target_ = context_.engine.add_handler(*this);
+}
+
+Scheduler::~Scheduler() = default;
+
+int Scheduler::create_task(const TaskParams& params) {
+  Task task;
+  task.tid = static_cast<int>(tasks_.size());
+  task.params = params;
+  task.policy = params.policy;
+  task.nice = params.nice;
+  task.rt_priority = params.rt_priority;
+  task.weight = nice_to_weight(params.nice);
+  task.util.set(0, now());
+  task.runnable.set(0, now());
+  tasks_.push_back(std::move(task));
+  cost_.add_task(tasks_.back().tid, params.working_set_bytes);
+  return tasks_.back().tid;
+}
+
+// --- queries -------------------------------------------------------------------------------
+
+bool Scheduler::available_idle_cpu(int cpu) const {
+  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
+  return r.curr < 0 && r.nr_queued() == 0;
+}
+
+int Scheduler::nr_running(int cpu) const {
+  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
+  return (r.curr >= 0 ? 1 : 0) + r.nr_queued();
+}
+
+int Scheduler::highest_rt_prio(int cpu) const {
+  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
+  int best = kMaxRtPrio;
+  if (r.curr >= 0 && task(r.curr).is_rt()) best = task(r.curr).prio();
+  for (int tid : r.rt) best = std::min(best, task(tid).prio());
+  return best;
+}
+
+double Scheduler::cpu_load(int cpu) const {
+  double sum = 0;
+  for (const Task& each : tasks_) {
+    if (each.cpu == cpu && each.state != TaskState::kDead && !each.is_rt()) {
+      sum += each.load_avg(now());
+    }
+  }
+  return sum;
+}
+
+double Scheduler::cpu_util(int cpu) const {
+  double sum = 0;
+  for (const Task& each : tasks_) {
+    if (each.cpu == cpu && each.state != TaskState::kDead) sum += each.util.decayed_value(now());
+  }
+  return sum;
+}
+
+double Scheduler::task_util(int tid) const { return task(tid).util.decayed_value(now()); }
+
+// --- time and progress ---------------------------------------------------------------------
+
+SimTime Scheduler::scaled_ns(std::int64_t work_ref_ns, int cpu) const {
+  // Reference work is defined on a capacity-1024 CPU; frequency is the CPU's maximum.
+  const std::int64_t capacity = context_.topology.capacity(cpu);
+  return (work_ref_ns * 1024 + capacity - 1) / capacity;
+}
+
+std::int64_t Scheduler::work_for_ns(SimTime ns, int cpu) const {
+  return ns * context_.topology.capacity(cpu) / 1024;
+}
+
+void Scheduler::update_pelt(Task& task) {
+  const bool running = task.state == TaskState::kRunning;
+  const bool runnable = running || task.state == TaskState::kRunnable;
+  const double capacity = task.cpu >= 0 ? context_.topology.capacity(task.cpu) : 1024.0;
+  task.util.update(now(), running, capacity);
+  task.runnable.update(now(), runnable, 1024.0);
+}
+
+// Charges the running task of `cpu` for the time since segment_start: stall first, then work.
+void Scheduler::account_progress(int cpu) {
+  RunQueue& r = q(cpu);
+  if (r.curr < 0) return;
+  Task& task = t(r.curr);
+  const SimTime elapsed = now() - r.segment_start;
+  if (elapsed <= 0) return;
+  r.segment_start = now();
+  const SimTime stall = std::min(elapsed, task.overhead_ns);
+  task.overhead_ns -= stall;
+  const std::int64_t work = std::min(task.work_ref_ns, work_for_ns(elapsed - stall, cpu));
+  task.work_ref_ns -= work;
+  cost_.on_execute(cpu, elapsed, work);
+  if (!task.is_rt()) {
+    const SimTime delta = now() - task.exec_start;
+    task.vruntime += delta * 1024 / task.weight;
+  }
+  task.exec_start = now();
+  update_pelt(task);
+  update_min_vruntime(cpu);
+}
+
+// Re-times the running segment of `cpu` from now.
+void Scheduler::rearm(int cpu) {
+  RunQueue& r = q(cpu);
+  ++r.generation;
+  if (r.curr < 0) return;
+  account_progress(cpu);
+  r.segment_start = now();
+  const Task& task = t(r.curr);
+  if (!task.has_segment) return;
+  const SimTime done = now() + task.overhead_ns + scaled_ns(task.work_ref_ns, cpu);
+  context_.engine.schedule(done, target_, kWorkDone, static_cast<std::uint32_t>(cpu), r.generation);
+}
+
+void Scheduler::update_min_vruntime(int cpu) {
+  RunQueue& r = q(cpu);
+  std::int64_t candidate = std::numeric_limits<std::int64_t>::max();
+  if (r.curr >= 0 && !t(r.curr).is_rt()) candidate = t(r.curr).vruntime;
+  for (int tid : r.fair) candidate = std::min(candidate, t(tid).vruntime);
+  if (candidate != std::numeric_limits<std::int64_t>::max()) {
+    r.min_vruntime = std::max(r.min_vruntime, candidate);
+  }
+}
+
+// --- queues ------------------------------------------------------------------------------
+
+void Scheduler::enqueue(int cpu, int tid) {
+  Task& task = t(tid);
+  task.state = TaskState::kRunnable;
+  (task.is_rt() ? q(cpu).rt : q(cpu).fair).push_back(tid);
+}
+
+void Scheduler::dequeue(int cpu, int tid) {
+  RunQueue& r = q(cpu);
+  for (auto* list : {&r.rt, &r.fair}) {
+    auto it = std::find(list->begin(), list->end(), tid);
+    if (it != list->end()) {
+      list->erase(it);
+      return;
+    }
+  }
+  BSIM_CHECK_MSG(false, "dequeue of a task that is not queued");
+}
+
+int Scheduler::pick_next(int cpu) const {
+  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
+  int best = -1;
+  for (int tid : r.rt) {
+    const Task& c = task(tid);
+    if (best < 0 || c.prio() < task(best).prio() ||
+        (c.prio() == task(best).prio() && c.enqueue_seq < task(best).enqueue_seq)) {
+      best = tid;
+    }
+  }
+  if (best >= 0) return best;
+  for (int tid : r.fair) {
+    const Task& c = task(tid);
+    if (best < 0 || c.vruntime < task(best).vruntime ||
+        (c.vruntime == task(best).vruntime && c.enqueue_seq < task(best).enqueue_seq)) {
+      best = tid;
+    }
+  }
+  return best;
+}
+
+// set_task_cpu(): moves the task's bookkeeping to `cpu`, renormalising its vruntime.
+void Scheduler::place_on_cpu(Task& task, int cpu) {
+  if (task.cpu >= 0 && task.cpu != cpu) {
+    ++migrations_;
+    if (!task.is_rt()) task.vruntime += q(cpu).min_vruntime - q(task.cpu).min_vruntime;
+  }
+  task.cpu = cpu;
+  task.wake_cpu = cpu;
+}
+
+// --- wakeup and preemption -----------------------------------------------------------------
+
+void Scheduler::wake_new(int tid, int parent_cpu, int parent_tid) {
+  Task& task = t(tid);
+  BSIM_CHECK(task.state == TaskState::kNew);
+  const int start_cpu = parent_cpu >= 0 ? parent_cpu : 0;
+  task.cpu = -1;
+  task.wake_cpu = start_cpu;
+  task.vruntime = q(start_cpu).min_vruntime;
+  task.state = TaskState::kSleeping;
+  WakeContext ctx;
+  ctx.waker_tid = parent_tid;
+  ctx.waker_cpu = parent_cpu;
+  ctx.fork = true;
+  wake(tid, ctx);
+}
+
+void Scheduler::wake(int tid, const WakeContext& ctx) {
+  Task& task = t(tid);
+  BSIM_CHECK_MSG(task.state == TaskState::kSleeping, "wake of a task that is not sleeping");
+  BSIM_CHECK_MSG(task.has_segment, "a task must have work when it is woken");
+  update_pelt(task);
+  const int prev = task.wake_cpu >= 0 ? task.wake_cpu : std::max(ctx.waker_cpu, 0);
+  const int cpu = placement_.select_cpu(*this, tid, prev, ctx);
+  BSIM_CHECK(cpu >= 0 && cpu < num_cpus());
+  const bool first_placement = task.cpu < 0;
+  place_on_cpu(task, cpu);
+  if (!task.is_rt()) {
+    // place_entity(): a sleeper gets at most half a latency period of credit.
+    const std::int64_t floor =
+        q(cpu).min_vruntime - (first_placement ? 0 : tunables_.sched_latency_ns / 2);
+    task.vruntime = std::max(task.vruntime, floor);
+  }
+  task.enqueue_seq = next_enqueue_seq_++;
+  task.resume_pending = true;
+  enqueue(cpu, tid);
+  update_pelt(task);
+  check_preempt(cpu, tid, ctx.waker_cpu);
+}
+
+void Scheduler::request_resched(int cpu, SimTime at) {
+  RunQueue& r = q(cpu);
+  if (r.resched_at <= at && r.resched_at >= now()) return;  // an earlier one is pending
+  r.resched_at = at;
+  context_.engine.schedule(at, target_, kResched, static_cast<std::uint32_t>(cpu));
+}
+
+void Scheduler::check_preempt(int cpu, int tid, int waker_cpu) {
+  RunQueue& r = q(cpu);
+  const bool remote = waker_cpu != cpu;
+  const SimTime ipi = remote && waker_cpu >= 0 ? context_.topology.costs().ipi_latency_ns : 0;
+  if (r.curr < 0) {
+    if (r.available_at > now()) return;  // already being woken
+    const auto& states = context_.topology.cpu(cpu).idle_states;
+    const SimTime exit = states[static_cast<std::size_t>(r.idle_state)].exit_latency_ns;
+    r.available_at = now() + ipi + exit;
+    request_resched(cpu, r.available_at);
+    return;
+  }
+  const Task& curr = t(r.curr);
+  const Task& wakee = t(tid);
+  bool preempt = false;
+  if (wakee.is_rt() || curr.is_rt()) {
+    preempt = wakee.prio() < curr.prio();
+  } else {
+    account_progress(cpu);  // update_curr()
+    const SimTime gran = tunables_.wakeup_granularity_ns * 1024 / wakee.weight;
+    preempt = curr.vruntime - wakee.vruntime > gran;
+    if (!preempt) ensure_slice_check(cpu);
+  }
+  if (preempt) request_resched(cpu, std::max(now() + ipi, r.available_at));
+}
+
+// --- switching -----------------------------------------------------------------------------
+
+void Scheduler::schedule_cpu(int cpu) {
+  RunQueue& r = q(cpu);
+  const int prev = r.curr;
+  if (prev >= 0) {
+    account_progress(cpu);
+    Task& p = t(prev);
+    enqueue(cpu, prev);  // competes with the queued tasks; RT keeps its place (enqueue_seq)
+    r.curr = -1;
+    const int next = pick_next(cpu);
+    dequeue(cpu, next);
+    if (next == prev) {
+      r.curr = prev;
+      p.state = TaskState::kRunning;
+      rearm(cpu);
+      return;
+    }
+    if (!p.is_rt()) p.enqueue_seq = next_enqueue_seq_++;
+    update_pelt(p);
+    ++context_switches_;  // involuntary: prev was preempted
+    switch_in(cpu, next);
+    return;
+  }
+  const int next = pick_next(cpu);
+  if (next < 0) {
+    go_idle(cpu);
+    return;
+  }
+  dequeue(cpu, next);
+  if (r.idle_since >= 0) {
+    // Leaving idle: remember how long it lasted for the idle governor.
+    r.idle_history[r.idle_history_next] = now() - r.idle_since;
+    r.idle_history_next = (r.idle_history_next + 1) % r.idle_history.size();
+    r.idle_since = -1;
+  }
+  switch_in(cpu, next);
+}
+
+void Scheduler::switch_in(int cpu, int tid) {
+  RunQueue& r = q(cpu);
+  Task& task = t(tid);
+  update_pelt(task);
+  r.curr = tid;
+  task.state = TaskState::kRunning;
+  task.exec_start = now();
+  task.slice_start = now();
+  r.segment_start = now();
+  task.overhead_ns += scaled_ns(context_.topology.costs().context_switch_ref_ns, cpu);
+  task.overhead_ns += cost_.on_switch_in(tid, cpu);
+  if (task.resume_pending) {
+    task.resume_pending = false;
+    owner_->on_resume(tid, cpu);
+  }
+  BSIM_CHECK_MSG(task.has_segment, "a task was switched in without work");
+  rearm(cpu);
+  if (!task.is_rt() && !r.fair.empty()) ensure_slice_check(cpu);
+}
+
+void Scheduler::go_idle(int cpu) {
+  RunQueue& r = q(cpu);
+  r.curr = -1;
+  r.idle_since = now();
+  ++r.generation;
+  // Idle governor: the deepest state whose minimum residency fits the mean of the recent
+  // idle durations.
+  SimTime sum = 0;
+  for (SimTime d : r.idle_history) sum += d;
+  const SimTime predicted = sum / static_cast<SimTime>(r.idle_history.size());
+  const auto& states = context_.topology.cpu(cpu).idle_states;
+  r.idle_state = 0;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    if (states[i].min_residency_ns <= predicted) r.idle_state = static_cast<int>(i);
+  }
+}
+
+// --- fair time slices ------------------------------------------------------------------------
+
+SimTime Scheduler::sched_slice(int cpu, const Task& task) const {
+  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
+  const auto nr = static_cast<SimTime>(r.fair.size() + 1);
+  const SimTime period = std::max(tunables_.sched_latency_ns, nr * tunables_.min_granularity_ns);
+  std::int64_t total_weight = task.weight;
+  for (int tid : r.fair) total_weight += this->task(tid).weight;
+  return period * task.weight / total_weight;
+}
+
+void Scheduler::ensure_slice_check(int cpu) {
+  RunQueue& r = q(cpu);
+  if (r.slice_check_pending || r.curr < 0 || t(r.curr).is_rt() || r.fair.empty()) return;
+  r.slice_check_pending = true;
+  // The tick checks the slice: the first tick boundary at or after the slice's end.
+  const SimTime due = std::max(now(), t(r.curr).slice_start + sched_slice(cpu, t(r.curr)));
+  const SimTime tick = (due + tunables_.tick_ns - 1) / tunables_.tick_ns * tunables_.tick_ns;
+  context_.engine.schedule(tick, target_, kSliceCheck, static_cast<std::uint32_t>(cpu),
+                           static_cast<std::uint64_t>(r.curr));
+}
+
+void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
+  RunQueue& r = q(cpu);
+  r.slice_check_pending = false;
+  if (r.curr < 0 || static_cast<std::uint64_t>(r.curr) != checked_tid || t(r.curr).is_rt() ||
+      r.fair.empty()) {
+    ensure_slice_check(cpu);
+    return;
+  }
+  account_progress(cpu);
+  const Task& curr = t(r.curr);
+  const SimTime ran = now() - curr.slice_start;
+  const SimTime ideal = sched_slice(cpu, curr);
+  const int leftmost = pick_next(cpu);
+  const bool expired = ran > ideal || (ran > tunables_.min_granularity_ns && leftmost >= 0 &&
+                                       curr.vruntime - t(leftmost).vruntime > ideal);
+  if (expired) {
+    schedule_cpu(cpu);
+  } else {
+    r.slice_check_pending = true;
+    context_.engine.schedule(now() + tunables_.tick_ns, target_, kSliceCheck,
+                             static_cast<std::uint32_t>(cpu), checked_tid);
+  }
+}
+
+// --- task-driven transitions ---------------------------------------------------------------
+
+void Scheduler::run(int tid, std::int64_t work_ref_ns) {
+  BSIM_CHECK(work_ref_ns >= 0);
+  Task& task = t(tid);
+  const bool running = task.state == TaskState::kRunning;
+  if (running) account_progress(task.cpu);
+  task.work_ref_ns += work_ref_ns;
+  task.has_segment = true;
+  if (running) rearm(task.cpu);
+}
+
+void Scheduler::add_overhead(int tid, SimTime ns) {
+  BSIM_CHECK(ns >= 0);
+  Task& task = t(tid);
+  const bool running = task.state == TaskState::kRunning;
+  if (running) account_progress(task.cpu);
+  task.overhead_ns += ns;
+  if (running) rearm(task.cpu);
+}
+
+void Scheduler::block(int tid) {
+  Task& task = t(tid);
+  BSIM_CHECK_MSG(task.state == TaskState::kRunning, "only the running task can block");
+  const int cpu = task.cpu;
+  account_progress(cpu);
+  task.state = TaskState::kSleeping;
+  task.has_segment = false;
+  task.overhead_ns = 0;
+  task.work_ref_ns = 0;
+  update_pelt(task);
+  q(cpu).curr = -1;
+  ++context_switches_;
+  schedule_cpu(cpu);
+}
+
+void Scheduler::exit(int tid) {
+  Task& task = t(tid);
+  BSIM_CHECK_MSG(task.state == TaskState::kRunning, "only the running task can exit");
+  const int cpu = task.cpu;
+  account_progress(cpu);
+  task.state = TaskState::kDead;
+  task.has_segment = false;
+  q(cpu).curr = -1;
+  ++context_switches_;
+  schedule_cpu(cpu);
+}
+
+void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority) {
+  Task& task = t(tid);
+  if (task.policy == policy && task.nice == nice && task.rt_priority == rt_priority) return;
+  const bool queued = task.state == TaskState::kRunnable;
+  const bool running = task.state == TaskState::kRunning;
+  if (running) account_progress(task.cpu);
+  if (queued) dequeue(task.cpu, tid);
+  const bool was_rt = task.is_rt();
+  task.policy = policy;
+  task.nice = nice;
+  task.rt_priority = rt_priority;
+  task.weight = nice_to_weight(nice);
+  if (was_rt && !task.is_rt() && task.cpu >= 0) {
+    task.vruntime = std::max(task.vruntime, q(task.cpu).min_vruntime);
+  }
+  if (queued) {
+    enqueue(task.cpu, tid);
+    check_preempt(task.cpu, tid, task.cpu);
+  } else if (running) {
+    // A lowered priority may let a queued task run now.
+    const int best = pick_next(task.cpu);
+    if (best >= 0 && (t(best).prio() < task.prio() ||
+                      (!task.is_rt() && !t(best).is_rt() && t(best).vruntime < task.vruntime))) {
+      if (t(best).is_rt() || task.is_rt() || was_rt) request_resched(task.cpu, now());
+    }
+  }
+}
+
+void Scheduler::on_event(const engine::Event& event) {
+  const int cpu = static_cast<int>(event.id);
+  RunQueue& r = q(cpu);
+  switch (event.kind) {
+    case kWorkDone: {
+      if (event.arg != r.generation || r.curr < 0) return;  // stale: re-timed since
+      account_progress(cpu);
+      const int tid = r.curr;
+      Task& task = t(tid);
+      task.overhead_ns = 0;
+      task.work_ref_ns = 0;
+      task.has_segment = false;
+      owner_->on_work_done(tid);  // may create tasks: `task` is not valid after this
+      BSIM_CHECK_MSG(t(tid).state != TaskState::kRunning || t(tid).has_segment,
+                     "the owner left a running task without work");
+      return;
+    }
+    case kResched:
+      if (r.resched_at == event.time) r.resched_at = engine::kNever;
+      if (now() < r.available_at) return;  // a later resched at available_at follows
+      schedule_cpu(cpu);
+      return;
+    case kSliceCheck:
+      slice_check(cpu, event.arg);
+      return;
+    default:
+      BSIM_CHECK_MSG(false, "unknown scheduler event");
+  }
+}
+
+}  // namespace bindersim::sched

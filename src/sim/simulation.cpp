@@ -1,0 +1,49 @@
+#include "bindersim/sim/simulation.hpp"
+
+#include "bindersim/binder/driver.hpp"
+#include "bindersim/cost/cost_model.hpp"
+#include "bindersim/engine/context.hpp"
+#include "bindersim/sched/placement.hpp"
+#include "bindersim/sched/scheduler.hpp"
+#include "bindersim/selectors/registry.hpp"
+#include "bindersim/topology/topology.hpp"
+#include "bindersim/workload/runner.hpp"
+
+namespace bindersim::sim {
+
+stats::RunResult run(const workload::Scenario& scenario, const topology::Topology& topology,
+                     const selectors::SelectorRegistry& registry, const RunOptions& options) {
+  stats::RunResult result;
+  result.scenario = scenario.name;
+  result.topology = topology.name();
+  result.selector = options.selector.value_or(scenario.kernel.selector);
+  result.placement = options.placement.value_or(scenario.kernel.placement);
+  result.seed = options.seed.value_or(scenario.seed);
+  result.version = BINDERSIM_VERSION;
+
+  auto selector = registry.create(result.selector);
+  auto placement = sched::make_placement(result.placement);
+
+  engine::SimContext context(topology, result.seed);
+  cost::CostModel cost(topology);
+  sched::Scheduler scheduler(context, cost, *placement);
+  binder::KernelOptions kernel;
+  kernel.inheritance = scenario.kernel.inheritance;
+  binder::Driver driver(context, scheduler, cost, *selector, kernel);
+  workload::WorkloadRunner runner(context, driver, scenario, result);
+
+  runner.start();
+  context.engine.run(scenario.time_limit_ns);
+
+  result.simulated_ns = context.engine.now();
+  result.events = context.engine.events_dispatched();
+  result.fingerprint = context.engine.fingerprint();
+  result.counters = cost.counters();
+  result.counters.migrations = scheduler.migrations();
+  result.counters.context_switches = scheduler.context_switches();
+  result.selection = selector->counts();
+  result.selection.nudges_applied = driver.counters().nudges_applied;
+  return result;
+}
+
+}  // namespace bindersim::sim

@@ -1,0 +1,246 @@
+#include "bindersim/workload/runner.hpp"
+#include "bindersim/common/error.hpp"
+#include "bindersim/topology/topology.hpp"
+
+namespace bindersim::workload {
+namespace {
+
+constexpr std::uint64_t kClientStreamBase = 0x1000;
+constexpr std::uint64_t kHandlerStreamBase = 0x2000;
+constexpr std::uint64_t kBackgroundStreamBase = 0x3000;
+
+stats::Tier tier_of(const topology::Topology& topology, int caller_cpu, int server_cpu) {
+  if (caller_cpu == server_cpu) return stats::Tier::kSameCore;
+  return topology.cluster_of(caller_cpu) == topology.cluster_of(server_cpu)
+             ? stats::Tier::kSameCluster
+             : stats::Tier::kCrossCluster;
+}
+
+}  // namespace
+
+WorkloadRunner::WorkloadRunner(engine::SimContext& context, binder::Driver& driver,
+                               const Scenario& scenario, stats::RunResult& result)
+    : context_(context), driver_(driver), scenario_(scenario), result_(result) {
+  target_ = context_.engine.add_handler(*this);
+  driver_.set_userspace(*this);
+  for (std::size_t c = 0; c < scenario_.clients.size(); ++c) {
+    loops_.push_back(&scenario_.clients[c]);
+    rngs_.push_back(context_.rng(kClientStreamBase + c));
+  }
+  for (std::size_t b = 0; b < scenario_.background.size(); ++b) {
+    loops_.push_back(&scenario_.background[b]);
+    rngs_.push_back(context_.rng(kBackgroundStreamBase + b));
+  }
+  for (std::size_t p = 0; p < scenario_.processes.size(); ++p) {
+    node_rng_base_.push_back(static_cast<int>(rngs_.size()));
+    for (std::size_t n = 0; n < scenario_.processes[p].nodes.size(); ++n) {
+      rngs_.push_back(context_.rng(kHandlerStreamBase + p * 256 + n));
+    }
+  }
+}
+
+WorkloadRunner::ThreadState& WorkloadRunner::state(int tid) {
+  if (static_cast<std::size_t>(tid) >= threads_.size()) {
+    threads_.resize(static_cast<std::size_t>(tid) + 1);
+  }
+  return threads_[static_cast<std::size_t>(tid)];
+}
+
+void WorkloadRunner::start() {
+  for (const auto& spec : scenario_.processes) {
+    binder::ProcessConfig config;
+    config.name = spec.name;
+    config.max_threads = spec.max_threads;
+    config.start_thread_pool = spec.start_thread_pool;
+    config.looper_working_set_bytes = spec.looper_working_set_bytes;
+    for (const auto& node : spec.nodes) config.nodes.push_back(node.config);
+    driver_.create_process(config);
+  }
+  const int num_cpus = context_.topology.num_cpus();
+  for (std::size_t c = 0; c < loops_.size(); ++c) {
+    const ClientSpec& spec = *loops_[c];
+    sched::TaskParams params;
+    params.name = spec.name;
+    params.policy = spec.policy;
+    params.nice = spec.nice;
+    params.rt_priority = spec.rt_priority;
+    params.working_set_bytes = spec.working_set_bytes;
+    for (int cpu : spec.affinity) {
+      if (cpu >= num_cpus) {
+        throw ConfigError(scenario_.file + ": " + spec.affinity_pointer + ": CPU " +
+                          std::to_string(cpu) + " is not in topology " + context_.topology.name() +
+                          " (CPUs 0-" + std::to_string(num_cpus - 1) + ")");
+      }
+      params.affinity |= std::uint64_t{1} << cpu;
+    }
+    const int tid = driver_.create_thread(spec.process, params);
+    loop_tids_.push_back(tid);
+    ThreadState& s = state(tid);
+    s.client = static_cast<int>(c);
+    s.main = true;
+    context_.engine.schedule(spec.start_ns, target_, 0, static_cast<std::uint32_t>(c));
+  }
+}
+
+void WorkloadRunner::on_event(const engine::Event& event) {
+  // A client starts: its first step runs once it is on a CPU.
+  const int tid = loop_tids_[event.id];
+  const int rng = static_cast<int>(event.id);
+  state(tid).frames.push_back(Frame{&loops_[event.id]->iteration, 0, -1, -1, -1, rng});
+  state(tid).mode = Mode::kStarting;
+  driver_.start_thread(tid, 0);
+}
+
+std::int64_t WorkloadRunner::draw(const Quantity& q, int rng) {
+  engine::Rng& r = rngs_[static_cast<std::size_t>(rng)];
+  switch (q.kind) {
+    case Quantity::Kind::kConstant:
+      return q.a;
+    case Quantity::Kind::kUniform:
+      return r.uniform_int(q.a, q.b);
+    case Quantity::Kind::kExponential:
+      return static_cast<std::int64_t>(r.exponential(static_cast<double>(q.a)));
+  }
+  return q.a;
+}
+
+void WorkloadRunner::advance(int tid) {
+  ThreadState& s = state(tid);
+  BSIM_CHECK(!s.frames.empty());
+  Frame& frame = s.frames.back();
+  if (frame.pc >= frame.steps->size()) {
+    end_frame(tid);
+    return;
+  }
+  const Step& step = (*frame.steps)[frame.pc];
+  s.mode = Mode::kStep;
+  switch (step.op) {
+    case Step::Op::kCompute:
+      driver_.compute(tid, draw(step.amount, frame.rng));
+      return;
+    case Step::Op::kSleep:
+      driver_.sleep(tid, draw(step.amount, frame.rng), 0);
+      return;
+    case Step::Op::kCall: {
+      const auto& choices = step.target.processes;
+      const int proc =
+          choices.size() == 1
+              ? choices.front()
+              : choices[rngs_[static_cast<std::size_t>(frame.rng)].uniform_below(choices.size())];
+      driver_.call(tid, proc, step.target.node, step.payload_bytes, step.oneway, 0);
+      return;
+    }
+    case Step::Op::kThread:
+      s.mode = Mode::kCreating;
+      s.thread_step = &step;
+      driver_.compute(tid, step.create_ref_ns);
+      return;
+  }
+}
+
+void WorkloadRunner::end_frame(int tid) {
+  ThreadState& s = state(tid);
+  const Frame frame = s.frames.back();
+  if (frame.txn >= 0) {
+    // A handler finished: reply (two-way) or free the oneway buffer; back to the read.
+    s.frames.pop_back();
+    const auto& node = scenario_.processes[static_cast<std::size_t>(frame.node_proc)]
+                           .nodes[static_cast<std::size_t>(frame.node)];
+    if (driver_.transaction(frame.txn).oneway) {
+      driver_.finish_oneway(tid);
+    } else {
+      driver_.reply(tid, node.reply_bytes);
+    }
+    return;
+  }
+  if (s.main) {
+    const bool background = static_cast<std::size_t>(s.client) >= scenario_.clients.size();
+    const ClientSpec& spec = *loops_[static_cast<std::size_t>(s.client)];
+    if (++s.iterations_done < spec.iterations || background) {
+      s.frames.back().pc = 0;
+      advance(tid);
+      return;
+    }
+    s.frames.clear();
+    driver_.exit_thread(tid);
+    if (++clients_done_ == scenario_.clients.size()) context_.engine.stop();
+    return;
+  }
+  // A helper thread's steps are done: its exit work, then it wakes its creator and exits.
+  s.frames.clear();
+  s.mode = Mode::kExiting;
+  driver_.compute(tid, s.thread_step->exit_ref_ns);
+}
+
+void WorkloadRunner::spawn_helper(int tid) {
+  const Step& step = *state(tid).thread_step;
+  const int client = state(tid).client;
+  sched::TaskParams params;
+  const ClientSpec& spec = *loops_[static_cast<std::size_t>(client)];
+  params.name = spec.name + ":thread";
+  params.policy = step.policy;
+  params.nice = step.nice;
+  params.rt_priority = step.rt_priority;
+  params.working_set_bytes = spec.working_set_bytes;
+  const int child = driver_.create_thread(driver_.process_of(tid), params);
+  ThreadState& c = state(child);
+  ThreadState& parent = state(tid);  // taken after state(child), which may grow the vector
+  c.client = client;
+  c.parent = tid;
+  c.thread_step = &step;
+  c.frames.push_back(Frame{step.steps.get(), 0, -1, -1, -1, parent.frames.back().rng});
+  c.mode = Mode::kStarting;
+  parent.mode = Mode::kJoining;
+  driver_.start_thread(child, step.start_ref_ns, tid);
+  driver_.wait_user(tid);
+}
+
+void WorkloadRunner::on_user_work_done(int tid) {
+  ThreadState& s = state(tid);
+  switch (s.mode) {
+    case Mode::kStarting:
+      advance(tid);
+      return;
+    case Mode::kStep:
+    case Mode::kJoining:
+      ++s.frames.back().pc;
+      advance(tid);
+      return;
+    case Mode::kCreating:
+      spawn_helper(tid);
+      return;
+    case Mode::kExiting:
+      driver_.wake_user(s.parent, tid, 0);
+      driver_.exit_thread(tid);
+      return;
+  }
+}
+
+void WorkloadRunner::on_transaction(int tid, int txn) {
+  const binder::Transaction& x = driver_.transaction(txn);
+  const int proc = x.to_proc;
+  const auto& node =
+      scenario_.processes[static_cast<std::size_t>(proc)].nodes[static_cast<std::size_t>(x.node)];
+  const int rng = node_rng_base_[static_cast<std::size_t>(proc)] + x.node;
+  state(tid).frames.push_back(Frame{&node.handler, 0, txn, proc, x.node, rng});
+  advance(tid);
+}
+
+void WorkloadRunner::on_reply(int tid, const binder::CallRecord& record) {
+  const std::int64_t latency = record.finished - record.started;
+  const auto cls = record.caller_policy == sched::Policy::kFifo ? stats::SchedClass::kFifo
+                                                                : stats::SchedClass::kOther;
+  result_.latency.record(latency);
+  result_.tier(cls, tier_of(context_.topology, record.caller_cpu, record.server_cpu))
+      .record(latency);
+  ++result_.completed;
+  ++state(tid).frames.back().pc;
+  advance(tid);
+}
+
+void WorkloadRunner::on_oneway_sent(int tid) {
+  ++state(tid).frames.back().pc;
+  advance(tid);
+}
+
+}  // namespace bindersim::workload

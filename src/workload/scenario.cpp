@@ -1,0 +1,330 @@
+#include "bindersim/workload/scenario.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
+#include "bindersim/sched/placement.hpp"
+#include "bindersim/selectors/registry.hpp"
+
+namespace bindersim::workload {
+namespace {
+
+constexpr std::int64_t kMaxNs = std::int64_t{1} << 50;  // about 13 days: a sane upper bound
+
+Quantity parse_quantity(const JsonNode& node) {
+  Quantity q;
+  if (!node.is_object()) {
+    q.a = node.as_int(0, kMaxNs);
+    return q;
+  }
+  ObjectReader reader(node);
+  if (auto uniform = reader.optional("uniform")) {
+    const auto bounds = uniform->items();
+    if (bounds.size() != 2) uniform->fail_expected("an array [low, high]");
+    q.kind = Quantity::Kind::kUniform;
+    q.a = bounds[0].as_int(0, kMaxNs);
+    q.b = bounds[1].as_int(q.a, kMaxNs);
+  } else if (auto mean = reader.optional("exponential_mean")) {
+    q.kind = Quantity::Kind::kExponential;
+    q.a = mean->as_int(0, kMaxNs);
+  } else {
+    node.fail("expected a number or an object with \"uniform\" or \"exponential_mean\"");
+  }
+  reader.finish();
+  return q;
+}
+
+sched::Policy parse_policy(const JsonNode& node) {
+  return node.as_enum({"normal", "fifo"}) == "fifo" ? sched::Policy::kFifo : sched::Policy::kNormal;
+}
+
+class ScenarioParser {
+ public:
+  explicit ScenarioParser(Scenario& scenario) : scenario_(scenario) {}
+
+  int process_index(const JsonNode& node) const {
+    const std::string name = node.as_string();
+    for (std::size_t i = 0; i < scenario_.processes.size(); ++i) {
+      if (scenario_.processes[i].name == name) return static_cast<int>(i);
+    }
+    node.fail("unknown process \"" + name + "\"; valid processes: " + process_names());
+  }
+
+  std::string process_names() const {
+    std::string out;
+    for (const auto& p : scenario_.processes) out += (out.empty() ? "" : ", ") + p.name;
+    return out;
+  }
+
+  TargetChoice parse_target(const JsonNode& target, const std::optional<JsonNode>& node) const {
+    TargetChoice choice;
+    if (target.is_array()) {
+      for (const auto& item : target.items()) choice.processes.push_back(process_index(item));
+      if (choice.processes.empty()) target.fail_expected("a non-empty list of processes");
+    } else {
+      choice.processes.push_back(process_index(target));
+    }
+    if (node) {
+      choice.node_name = node->as_string();
+      for (int proc : choice.processes) {
+        const auto& nodes = scenario_.processes[static_cast<std::size_t>(proc)].nodes;
+        auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeSpec& n) {
+          return n.config.name == choice.node_name;
+        });
+        if (it == nodes.end()) {
+          std::string valid;
+          for (const auto& n : nodes) valid += (valid.empty() ? "" : ", ") + n.config.name;
+          node->fail("process \"" + scenario_.processes[static_cast<std::size_t>(proc)].name +
+                     "\" has no node \"" + choice.node_name + "\"; valid nodes: " + valid);
+        }
+        const int index = static_cast<int>(it - nodes.begin());
+        if (proc != choice.processes.front() && index != choice.node) {
+          node->fail("node \"" + choice.node_name +
+                     "\" must have the same position in every target");
+        }
+        choice.node = index;
+      }
+    }
+    return choice;
+  }
+
+  Steps parse_steps(const JsonNode& node) const {
+    Steps steps;
+    for (const auto& item : node.items()) steps.push_back(parse_step(item));
+    return steps;
+  }
+
+  Step parse_step(const JsonNode& node) const {
+    ObjectReader reader(node);
+    Step step;
+    const std::string op = reader.required("op").as_enum({"compute", "sleep", "call", "thread"});
+    if (op == "compute") {
+      step.op = Step::Op::kCompute;
+      step.amount = parse_quantity(reader.required("ref_ns"));
+    } else if (op == "sleep") {
+      step.op = Step::Op::kSleep;
+      step.amount = parse_quantity(reader.required("ns"));
+    } else if (op == "call") {
+      step.op = Step::Op::kCall;
+      const auto target = reader.required("target");
+      step.target = parse_target(target, reader.optional("node"));
+      step.payload_bytes = reader.int_or("payload_bytes", 0);
+      if (step.payload_bytes < 0 || step.payload_bytes > (1 << 20)) {
+        reader.required("payload_bytes").fail_expected("an integer in [0, 1048576]");
+      }
+      step.oneway = reader.bool_or("oneway", false);
+    } else {
+      step.op = Step::Op::kThread;
+      step.policy =
+          reader.has("policy") ? parse_policy(reader.required("policy")) : sched::Policy::kNormal;
+      if (auto nice = reader.optional("nice")) step.nice = static_cast<int>(nice->as_int(-20, 19));
+      if (auto prio = reader.optional("priority")) {
+        step.rt_priority = static_cast<int>(prio->as_int(1, 99));
+      }
+      if (step.policy == sched::Policy::kFifo && step.rt_priority == 0) {
+        node.fail("a \"fifo\" thread needs \"priority\" (1..99)");
+      }
+      step.create_ref_ns = reader.required("create_ref_ns").as_int(0, kMaxNs);
+      step.start_ref_ns = reader.required("start_ref_ns").as_int(0, kMaxNs);
+      step.exit_ref_ns = reader.required("exit_ref_ns").as_int(0, kMaxNs);
+      step.steps = std::make_shared<Steps>(parse_steps(reader.required("steps")));
+    }
+    reader.finish();
+    return step;
+  }
+
+  ProcessSpec parse_process_header(const JsonNode& node) const {
+    ObjectReader reader(node);
+    ProcessSpec spec;
+    spec.name = reader.required("name").as_string();
+    spec.max_threads = static_cast<int>(reader.int_or("max_threads", 15));
+    if (spec.max_threads < 0 || spec.max_threads > 1000) {
+      reader.required("max_threads").fail_expected("an integer in [0, 1000]");
+    }
+    spec.start_thread_pool = reader.bool_or("start_thread_pool", true);
+    if (auto ws = reader.optional("looper_working_set_bytes")) {
+      spec.looper_working_set_bytes = ws->as_int(0, std::int64_t{1} << 32);
+    }
+    if (auto nodes = reader.optional("nodes")) {
+      for (const auto& item : nodes->items()) {
+        ObjectReader node_reader(item);
+        NodeSpec n;
+        n.config.name = node_reader.required("name").as_string();
+        n.config.inherit_rt = node_reader.bool_or("inherit_rt", true);
+        if (auto min_nice = node_reader.optional("min_nice")) {
+          n.config.min_nice = static_cast<int>(min_nice->as_int(-20, 19));
+        }
+        if (auto reply = node_reader.optional("reply_bytes")) {
+          n.reply_bytes = reply->as_int(0, 1 << 20);
+        }
+        node_reader.optional("handler");  // parsed once every process is known
+        node_reader.finish();
+        spec.nodes.push_back(std::move(n));
+      }
+    } else {
+      spec.nodes.push_back(NodeSpec{binder::NodeConfig{"service", true, 19}, {}, 0});
+    }
+    reader.optional("source");
+    reader.finish();
+    return spec;
+  }
+
+  void parse_handlers(const JsonNode& node, ProcessSpec& spec) const {
+    if (!node.raw().contains("nodes")) return;
+    const auto items = node.child("nodes").items();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (items[i].raw().contains("handler")) {
+        spec.nodes[i].handler = parse_steps(items[i].child("handler"));
+      }
+    }
+  }
+
+  static bool contains_call(const Steps& steps) {
+    for (const auto& step : steps) {
+      if (step.op == Step::Op::kCall) return true;
+      if (step.steps && contains_call(*step.steps)) return true;
+    }
+    return false;
+  }
+
+  ClientSpec parse_client(const JsonNode& node, bool background) const {
+    ObjectReader reader(node);
+    ClientSpec c;
+    c.name = reader.required("name").as_string();
+    if (background) {
+      const auto process = reader.optional("process");
+      c.process = process ? process_index(*process) : -1;
+    } else {
+      c.process = process_index(reader.required("process"));
+    }
+    if (auto policy = reader.optional("policy")) c.policy = parse_policy(*policy);
+    if (auto nice = reader.optional("nice")) c.nice = static_cast<int>(nice->as_int(-20, 19));
+    if (auto prio = reader.optional("priority"))
+      c.rt_priority = static_cast<int>(prio->as_int(1, 99));
+    if (c.policy == sched::Policy::kFifo && c.rt_priority == 0) {
+      node.fail("a \"fifo\" client needs \"priority\" (1..99)");
+    }
+    if (auto ws = reader.optional("working_set_bytes")) {
+      c.working_set_bytes = ws->as_int(0, std::int64_t{1} << 32);
+    }
+    if (auto start = reader.optional("start_ns")) c.start_ns = start->as_int(0, kMaxNs);
+    if (auto affinity = reader.optional("affinity")) {
+      c.affinity_pointer = affinity->pointer();
+      for (const auto& cpu : affinity->items())
+        c.affinity.push_back(static_cast<int>(cpu.as_int(0, 63)));
+      if (c.affinity.empty()) affinity->fail_expected("a non-empty list of CPUs");
+    }
+    if (!background) c.iterations = reader.required("iterations").as_int(1, std::int64_t{1} << 40);
+    const auto iteration = reader.required("iteration");
+    c.iteration = parse_steps(iteration);
+    if (c.iteration.empty()) iteration.fail_expected("at least one step");
+    if (c.process < 0 && contains_call(c.iteration)) {
+      iteration.fail("a background task without \"process\" cannot make calls");
+    }
+    reader.optional("source");
+    reader.finish();
+    return c;
+  }
+
+ private:
+  Scenario& scenario_;
+};
+
+}  // namespace
+
+Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry& selectors) {
+  Scenario scenario;
+  scenario.file = root.file();
+  ObjectReader reader(root);
+  const auto schema = reader.required("schema");
+  if (schema.as_string() != "bindersim.scenario/1") {
+    schema.fail_expected("\"bindersim.scenario/1\"");
+  }
+  scenario.name = reader.required("name").as_string();
+  scenario.description = reader.string_or("description", "");
+  reader.optional("source");
+  scenario.topology = reader.required("topology").as_string();
+  if (auto seed = reader.optional("seed")) {
+    scenario.seed = static_cast<std::uint64_t>(seed->as_int(0, std::int64_t{1} << 53));
+  }
+  scenario.time_limit_ns = static_cast<std::int64_t>(reader.number_or("time_limit_s", 3600) * 1e9);
+  if (scenario.time_limit_ns <= 0)
+    reader.required("time_limit_s").fail_expected("a positive number");
+
+  if (auto kernel = reader.optional("kernel")) {
+    ObjectReader k(*kernel);
+    if (auto placement = k.optional("placement")) {
+      const auto names = sched::placement_names();
+      std::vector<std::string_view> valid(names.begin(), names.end());
+      scenario.kernel.placement = placement->as_enum(valid);
+    }
+    if (auto inheritance = k.optional("priority_inheritance")) {
+      scenario.kernel.inheritance = inheritance->as_enum({"android", "upstream"}) == "upstream"
+                                        ? binder::PriorityInheritance::kUpstream
+                                        : binder::PriorityInheritance::kAndroid;
+    }
+    if (auto selector = k.optional("selector")) {
+      const auto names = selectors.names();
+      std::vector<std::string_view> valid(names.begin(), names.end());
+      scenario.kernel.selector = selector->as_enum(valid);
+    }
+    k.optional("source");
+    k.finish();
+  }
+
+  ScenarioParser parser(scenario);
+  const auto processes = reader.required("processes");
+  const auto process_items = processes.items();
+  if (process_items.empty()) processes.fail_expected("at least one process");
+  for (const auto& item : process_items) {
+    ProcessSpec spec = parser.parse_process_header(item);
+    for (const auto& other : scenario.processes) {
+      if (other.name == spec.name)
+        item.child("name").fail("duplicate process name \"" + spec.name + "\"");
+    }
+    scenario.processes.push_back(std::move(spec));
+  }
+  for (std::size_t i = 0; i < process_items.size(); ++i) {
+    parser.parse_handlers(process_items[i], scenario.processes[i]);
+  }
+  const auto clients = reader.required("clients");
+  for (const auto& item : clients.items()) {
+    scenario.clients.push_back(parser.parse_client(item, /*background=*/false));
+  }
+  if (scenario.clients.empty()) clients.fail_expected("at least one client");
+  if (auto background = reader.optional("background")) {
+    for (const auto& item : background->items()) {
+      scenario.background.push_back(parser.parse_client(item, /*background=*/true));
+    }
+  }
+  reader.finish();
+  return scenario;
+}
+
+Scenario load_scenario(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,
+                       const selectors::SelectorRegistry& selectors) {
+  std::filesystem::path path(name_or_path);
+  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
+                               path.extension() == ".json" || std::filesystem::exists(path);
+  if (!looks_like_path) path = scenarios_dir / (name_or_path + ".json");
+  if (!std::filesystem::exists(path)) {
+    std::string valid;
+    if (std::filesystem::is_directory(scenarios_dir)) {
+      std::vector<std::string> names;
+      for (const auto& entry : std::filesystem::directory_iterator(scenarios_dir)) {
+        if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+      }
+      std::sort(names.begin(), names.end());
+      for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+    }
+    throw ConfigError(name_or_path + ": no such scenario file" +
+                      (valid.empty() ? "" : "; available scenarios: " + valid));
+  }
+  const auto document =
+      JsonDocument::parse_file(looks_like_path ? std::filesystem::path(name_or_path) : path);
+  return parse_scenario(document.root(), selectors);
+}
+
+}  // namespace bindersim::workload

@@ -1,0 +1,356 @@
+#include "bindersim/io/result_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bindersim/io/console.hpp"
+
+namespace bindersim::io {
+namespace {
+
+using nlohmann::ordered_json;
+using stats::RunResult;
+using stats::SchedClass;
+using stats::Tier;
+
+std::vector<std::string> keys_of(const ordered_json& j) {
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  return keys;
+}
+
+// A run shaped like the published schd-dbg "tiered" baseline: 10,000 calls per class, every
+// call of a tier at that tier's average latency.
+RunResult schd_dbg_like() {
+  RunResult r;
+  r.scenario = "schd-dbg";
+  r.topology = "sa8155p";
+  r.selector = "fifo";
+  r.placement = "gki";
+  r.seed = 1;
+  r.completed = 20'000;
+  r.simulated_ns = 4'000'000'000;  // 4 s
+  r.tier(SchedClass::kFifo, Tier::kSameCore).record_n(89'000, 9'963);
+  r.tier(SchedClass::kFifo, Tier::kSameCluster).record_n(120'000, 13);
+  r.tier(SchedClass::kFifo, Tier::kCrossCluster).record_n(140'000, 24);
+  r.tier(SchedClass::kOther, Tier::kSameCore).record_n(130'000, 4'623);
+  r.tier(SchedClass::kOther, Tier::kSameCluster).record_n(140'000, 3'290);
+  r.tier(SchedClass::kOther, Tier::kCrossCluster).record_n(190'000, 2'087);
+  for (const auto& cls : r.tiers) {
+    for (const auto& h : cls) r.latency.merge(h);
+  }
+  r.counters = {.cpu_cycles = 143'150'000'000,
+                .cache_refs = 21'830'000'000,
+                .cache_misses = 1'078'000'000,
+                .migrations = 922'848,
+                .context_switches = 1'697'000};
+  r.selection = {.same_cpu = 15'000,
+                 .same_cluster = 3'000,
+                 .other = 1'990,
+                 .none_idle = 10,
+                 .nudges_applied = 0,
+                 .nudges_declined = 0};
+  r.version = "0.1.0";
+  r.fingerprint = 0x00c0ffee12345678ULL;
+  r.events = 987'654;
+  return r;
+}
+
+std::string to_text(const RunResult& r) {
+  std::ostringstream out;
+  write_result_json(r, out);
+  return out.str();
+}
+
+TEST(ResultJsonTest, KeysAppearInTheDocumentedOrder) {
+  // The written text, parsed back preserving order, has every documented key in order.
+  const ordered_json j = ordered_json::parse(to_text(schd_dbg_like()));
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"schema", "scenario", "topology", "selector",
+                                                  "placement", "seed", "transactions", "latency",
+                                                  "tiers", "counters", "selection", "provenance"}));
+  EXPECT_EQ(j["schema"], "bindersim.result/1");
+  EXPECT_EQ(keys_of(j["transactions"]), (std::vector<std::string>{"completed", "per_second"}));
+  EXPECT_EQ(keys_of(j["latency"]), (std::vector<std::string>{"count", "mean_ns", "min_ns", "p50_ns",
+                                                             "p90_ns", "p99_ns", "max_ns"}));
+  EXPECT_EQ(keys_of(j["tiers"]), (std::vector<std::string>{"sched_fifo", "sched_other"}));
+  for (const char* cls : {"sched_fifo", "sched_other"}) {
+    ASSERT_EQ(keys_of(j["tiers"][cls]),
+              (std::vector<std::string>{"same_core", "same_cluster", "cross_cluster"}));
+    for (const auto& tier : j["tiers"][cls]) {
+      EXPECT_EQ(keys_of(tier), (std::vector<std::string>{"count", "share", "mean_ns", "p50_ns",
+                                                         "p90_ns", "p99_ns", "max_ns"}));
+    }
+  }
+  EXPECT_EQ(keys_of(j["counters"]),
+            (std::vector<std::string>{"cpu_cycles", "cache_refs", "cache_misses", "migrations",
+                                      "context_switches"}));
+  EXPECT_EQ(keys_of(j["selection"]), (std::vector<std::string>{"decisions", "nudges"}));
+  EXPECT_EQ(keys_of(j["selection"]["decisions"]),
+            (std::vector<std::string>{"same_cpu", "same_cluster", "other", "none_idle"}));
+  EXPECT_EQ(keys_of(j["selection"]["nudges"]), (std::vector<std::string>{"applied", "declined"}));
+  EXPECT_EQ(keys_of(j["provenance"]), (std::vector<std::string>{"version", "fingerprint"}));
+}
+
+TEST(ResultJsonTest, TextUsesTwoSpaceIndentAndEndsWithNewline) {
+  // Pretty-printed with two spaces; one trailing newline.
+  const std::string text = to_text(schd_dbg_like());
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"bindersim.result/1\",\n", 0), 0u);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_NE(text.substr(text.size() - 2), "\n\n");
+}
+
+TEST(ResultJsonTest, ValuesComeFromTheResult) {
+  // Names, counts and counters are copied; latencies are integer nanoseconds.
+  const ordered_json j = result_to_json(schd_dbg_like());
+  EXPECT_EQ(j["scenario"], "schd-dbg");
+  EXPECT_EQ(j["topology"], "sa8155p");
+  EXPECT_EQ(j["selector"], "fifo");
+  EXPECT_EQ(j["placement"], "gki");
+  EXPECT_EQ(j["seed"], 1);
+  EXPECT_EQ(j["transactions"]["completed"], 20'000);
+  EXPECT_EQ(j["transactions"]["per_second"], 5000.0);  // 20,000 calls in 4 s
+  EXPECT_EQ(j["latency"]["count"], 20'000);
+  EXPECT_EQ(j["latency"]["min_ns"], 89'000);
+  EXPECT_EQ(j["latency"]["max_ns"], 190'000);
+  EXPECT_TRUE(j["latency"]["mean_ns"].is_number_integer());
+  const ordered_json& fifo_core = j["tiers"]["sched_fifo"]["same_core"];
+  EXPECT_EQ(fifo_core["count"], 9'963);
+  EXPECT_EQ(fifo_core["mean_ns"], 89'000);
+  EXPECT_EQ(fifo_core["max_ns"], 89'000);
+  EXPECT_EQ(fifo_core["p50_ns"], 89'000);  // bucket bound clamped to the only value
+  EXPECT_EQ(j["tiers"]["sched_other"]["cross_cluster"]["p99_ns"], 190'000);
+  EXPECT_EQ(j["counters"]["cpu_cycles"], 143'150'000'000ULL);
+  EXPECT_EQ(j["counters"]["migrations"], 922'848);
+  EXPECT_EQ(j["selection"]["decisions"]["none_idle"], 10);
+  EXPECT_EQ(j["provenance"]["version"], "0.1.0");
+}
+
+TEST(ResultJsonTest, MeanIsRoundedToTheNearestNanosecond) {
+  // Samples 100 and 101 ns: the mean 100.5 is written as 101.
+  RunResult r;
+  r.latency.record(100);
+  r.latency.record(101);
+  r.tier(SchedClass::kOther, Tier::kSameCore) = r.latency;
+  const ordered_json j = result_to_json(r);
+  EXPECT_EQ(j["latency"]["mean_ns"], 101);
+  EXPECT_EQ(j["tiers"]["sched_other"]["same_core"]["mean_ns"], 101);
+  EXPECT_EQ(j["latency"]["p50_ns"], 100);
+}
+
+TEST(ResultJsonTest, AllSixTiersArePresentAndEmptyTiersAreZero) {
+  // Only one tier has calls: the other five are written with zeros.
+  RunResult r;
+  r.tier(SchedClass::kFifo, Tier::kSameCluster).record(5000);
+  const ordered_json j = result_to_json(r);
+  int present = 0;
+  for (const char* cls : {"sched_fifo", "sched_other"}) {
+    for (const char* tier : {"same_core", "same_cluster", "cross_cluster"}) {
+      ASSERT_TRUE(j["tiers"][cls].contains(tier)) << cls << "/" << tier;
+      ++present;
+      if (std::string(cls) == "sched_fifo" && std::string(tier) == "same_cluster") continue;
+      const ordered_json& t = j["tiers"][cls][tier];
+      for (const char* field : {"count", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns"}) {
+        EXPECT_EQ(t[field], 0) << cls << "/" << tier << "/" << field;
+      }
+      EXPECT_EQ(t["share"], 0.0);
+    }
+  }
+  EXPECT_EQ(present, 6);
+  EXPECT_EQ(j["tiers"]["sched_fifo"]["same_cluster"]["share"], 1.0);
+  EXPECT_EQ(j["tiers"]["sched_fifo"]["same_cluster"]["count"], 1);
+}
+
+TEST(ResultJsonTest, SharesOfAClassSumToOne) {
+  // Shares are fractions of the class's calls, rounded to 1e-6.
+  RunResult r;
+  r.tier(SchedClass::kOther, Tier::kSameCore).record(1000);
+  r.tier(SchedClass::kOther, Tier::kSameCluster).record(1000);
+  r.tier(SchedClass::kOther, Tier::kCrossCluster).record(1000);
+  r.tier(SchedClass::kFifo, Tier::kSameCore).record_n(1000, 3);
+  r.tier(SchedClass::kFifo, Tier::kCrossCluster).record_n(1000, 1);
+  const ordered_json j = result_to_json(r);
+  for (const char* cls : {"sched_fifo", "sched_other"}) {
+    double sum = 0;
+    for (const auto& tier : j["tiers"][cls]) sum += tier["share"].get<double>();
+    EXPECT_NEAR(sum, 1.0, 2e-6) << cls;
+  }
+  EXPECT_EQ(j["tiers"]["sched_fifo"]["same_core"]["share"], 0.75);
+  // One third appears with six decimals in the text.
+  EXPECT_NE(to_text(r).find("\"share\": 0.333333,"), std::string::npos);
+}
+
+TEST(ResultJsonTest, PerSecondIsRoundedToThreeDecimals) {
+  // One call in 3 s is 0.333... calls per second, written as 0.333; no time gives 0.
+  RunResult r;
+  r.completed = 1;
+  r.simulated_ns = 3'000'000'000;
+  EXPECT_NE(to_text(r).find("\"per_second\": 0.333\n"), std::string::npos);
+  r.simulated_ns = 0;
+  EXPECT_EQ(result_to_json(r)["transactions"]["per_second"], 0.0);
+}
+
+TEST(ResultJsonTest, FingerprintIsSixteenLowercaseHexDigits) {
+  // Leading zeros kept, all 64 bits preserved (a JSON number would lose the low bits).
+  EXPECT_EQ(fingerprint_hex(0), "0000000000000000");
+  EXPECT_EQ(fingerprint_hex(0xabULL), "00000000000000ab");
+  EXPECT_EQ(fingerprint_hex(0x8000000000000001ULL), "8000000000000001");
+  EXPECT_EQ(fingerprint_hex(0xFEDCBA9876543210ULL), "fedcba9876543210");
+  RunResult r;
+  r.fingerprint = 0x00c0ffee12345678ULL;
+  EXPECT_EQ(result_to_json(r)["provenance"]["fingerprint"], "00c0ffee12345678");
+}
+
+TEST(ResultJsonTest, EqualResultsGiveByteIdenticalText) {
+  // Two separately built equal results; the engine's event count is not part of the output.
+  RunResult a = schd_dbg_like();
+  RunResult b = schd_dbg_like();
+  b.events = a.events + 1000;
+  EXPECT_EQ(to_text(a), to_text(b));
+  EXPECT_EQ(to_text(a).find("events"), std::string::npos);
+}
+
+TEST(ResultJsonTest, OneDifferentSampleChangesTheText) {
+  // The slowest call of a tier taking 1 ns longer changes the document (its max is exact).
+  RunResult a = schd_dbg_like();
+  RunResult b = schd_dbg_like();
+  a.tier(SchedClass::kOther, Tier::kSameCluster).record(150'000);
+  b.tier(SchedClass::kOther, Tier::kSameCluster).record(150'001);
+  EXPECT_NE(to_text(a), to_text(b));
+  // A call landing in another tier changes it too, even with the same latency.
+  RunResult c = schd_dbg_like();
+  RunResult d = schd_dbg_like();
+  c.tier(SchedClass::kFifo, Tier::kSameCore).record(89'000);
+  d.tier(SchedClass::kFifo, Tier::kSameCluster).record(89'000);
+  EXPECT_NE(to_text(c), to_text(d));
+}
+
+// Lines of a console printout.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool contains(const std::string& line, const std::string& what) {
+  return line.find(what) != std::string::npos;
+}
+
+TEST(ConsoleTest, TierTableReproducesThePublishedLayout) {
+  // The schd-dbg-like run prints the published numbers: per tier the average in ms, the
+  // calls with thousands separators and the share of the class with one decimal.
+  std::ostringstream out;
+  print_tier_table(schd_dbg_like(), out);
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 9u);  // header, column titles, six tiers, selection
+  EXPECT_TRUE(contains(lines[0], "schd-dbg"));
+  EXPECT_TRUE(contains(lines[0], "fifo"));
+  EXPECT_TRUE(contains(lines[0], "gki"));
+  EXPECT_TRUE(contains(lines[0], "seed 1"));
+  EXPECT_TRUE(contains(lines[0], "20,000 calls"));
+  EXPECT_TRUE(contains(lines[0], "5,000.0 calls/s"));
+  for (const char* title : {"class", "tier", "avg latency", "calls", "share", "p50", "p99"}) {
+    EXPECT_TRUE(contains(lines[1], title)) << title;
+  }
+
+  struct Row {
+    const char* cls;
+    const char* tier;
+    const char* avg;
+    const char* calls;
+    const char* share;
+  };
+  const Row rows[] = {
+      {"SCHED_FIFO", "same core", "0.089 ms", "9,963", "99.6%"},
+      {"", "same cluster", "0.120 ms", "13", "0.1%"},
+      {"", "cross cluster", "0.140 ms", "24", "0.2%"},
+      {"SCHED_OTHER", "same core", "0.130 ms", "4,623", "46.2%"},
+      {"", "same cluster", "0.140 ms", "3,290", "32.9%"},
+      {"", "cross cluster", "0.190 ms", "2,087", "20.9%"},
+  };
+  for (std::size_t i = 0; i < 6; ++i) {
+    const std::string& line = lines[2 + i];
+    // The class is named on its first row only.
+    if (rows[i].cls[0] != '\0') {
+      EXPECT_EQ(line.rfind(rows[i].cls, 0), 0u) << line;
+    } else {
+      EXPECT_EQ(line.rfind("  ", 0), 0u) << line;
+    }
+    for (const char* field : {rows[i].tier, rows[i].avg, rows[i].calls, rows[i].share}) {
+      EXPECT_TRUE(contains(line, field)) << "'" << field << "' missing in: " << line;
+    }
+    // Every call of a tier has the same latency, so p50 and p99 equal the average.
+    std::size_t count = 0;
+    for (std::size_t pos = line.find(rows[i].avg); pos != std::string::npos;
+         pos = line.find(rows[i].avg, pos + 1)) {
+      ++count;
+    }
+    EXPECT_EQ(count, 3u) << line;
+  }
+  // Columns line up: every tier row and the title row have the same width.
+  for (std::size_t i = 2; i < 8; ++i) EXPECT_EQ(lines[i].size(), lines[1].size()) << lines[i];
+  EXPECT_TRUE(contains(lines[8], "same cpu 15,000"));
+  EXPECT_TRUE(contains(lines[8], "none idle 10"));
+  EXPECT_TRUE(contains(lines[8], "applied 0"));
+}
+
+TEST(ConsoleTest, EmptyTierShowsNoLatency) {
+  // A tier without calls prints 0 calls, 0.0% and "-" instead of latencies.
+  RunResult r;
+  r.tier(SchedClass::kFifo, Tier::kSameCore).record(50'000);
+  std::ostringstream out;
+  print_tier_table(r, out);
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_TRUE(contains(lines[2], "0.050 ms"));
+  EXPECT_TRUE(contains(lines[2], "100.0%"));
+  EXPECT_TRUE(contains(lines[3], "same cluster"));
+  EXPECT_TRUE(contains(lines[3], " 0.0%"));
+  EXPECT_TRUE(contains(lines[3], " - "));
+  EXPECT_FALSE(contains(lines[3], "ms"));
+}
+
+TEST(ConsoleTest, ComparisonPutsOneColumnPerRun) {
+  // Two runs side by side: headed by their selectors, each row carries both runs' values,
+  // and every line has the same width.
+  RunResult fifo = schd_dbg_like();
+  RunResult ctabs = schd_dbg_like();
+  ctabs.selector = "ctabs-nudge";
+  ctabs.completed = 1'234'567;
+  ctabs.selection.nudges_applied = 4'321;
+  const std::vector<RunResult> runs = {fifo, ctabs};
+  std::ostringstream out;
+  print_comparison(runs, out);
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_GT(lines.size(), 2u);
+  EXPECT_TRUE(contains(lines[0], "fifo"));
+  EXPECT_LT(lines[0].find("fifo"), lines[0].find("ctabs-nudge"));
+  for (const std::string& line : lines) EXPECT_EQ(line.size(), lines[0].size()) << line;
+
+  auto row = [&lines](const std::string& label) -> std::string {
+    for (const std::string& line : lines) {
+      if (line.rfind(label + " ", 0) == 0) return line;
+    }
+    return "";
+  };
+  EXPECT_TRUE(contains(row("completed calls"), "20,000"));
+  EXPECT_TRUE(contains(row("completed calls"), "1,234,567"));
+  EXPECT_TRUE(contains(row("nudges applied"), "4,321"));
+  EXPECT_TRUE(contains(row("SCHED_OTHER same cluster share"), "32.9%"));
+  EXPECT_TRUE(contains(row("SCHED_FIFO cross cluster mean (ms)"), " 0.140 "));
+  EXPECT_TRUE(contains(row("cpu migrations"), "922,848"));
+  EXPECT_TRUE(contains(row("context switches"), "1,697,000"));
+  EXPECT_TRUE(contains(row("latency p99 (ms)"), " 0.190 "));
+
+  // Printing twice gives the same text.
+  std::ostringstream again;
+  print_comparison(runs, again);
+  EXPECT_EQ(out.str(), again.str());
+}
+
+}  // namespace
+}  // namespace bindersim::io

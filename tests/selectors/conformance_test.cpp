@@ -1,0 +1,196 @@
+// The contract every registered selector must keep, run over every name in the registry: a
+// policy added with one registry line is tested here for free.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bindersim/selectors/registry.hpp"
+#include "bindersim/selectors/selector.hpp"
+#include "bindersim/topology/topology.hpp"
+
+namespace bindersim::selectors {
+namespace {
+
+std::vector<std::string> registered_names() {
+  SelectorRegistry registry;
+  register_builtin_selectors(registry);
+  return registry.names();
+}
+
+// A machine whose CPU idleness is set per request.
+class FakeMachine final : public MachineView {
+ public:
+  explicit FakeMachine(const topology::Topology& topology)
+      : topology_(topology), idle_(static_cast<std::size_t>(topology.num_cpus()), false) {}
+
+  void set_idle(std::vector<bool> idle) { idle_ = std::move(idle); }
+  bool available_idle_cpu(int cpu) const override {
+    EXPECT_TRUE(cpu >= 0 && cpu < topology_.num_cpus()) << "asked about CPU " << cpu;
+    return idle_.at(static_cast<std::size_t>(cpu));
+  }
+  const topology::Topology& topology() const override { return topology_; }
+
+ private:
+  const topology::Topology& topology_;
+  std::vector<bool> idle_;
+};
+
+// A fixed pseudo-random stream (splitmix64) so that the inputs are the same on every run.
+class Stream {
+ public:
+  explicit Stream(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform enough in [lo, hi] for test inputs.
+  int between(int lo, int hi) {
+    return lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1));
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+// One selection input: the waiting list, the caller's CPU and which CPUs are idle.
+struct Input {
+  std::vector<IdleThread> waiting;
+  int caller_cpu = 0;
+  std::vector<bool> idle;
+  bool sync = true;
+};
+
+class SelectorConformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  SelectorConformance()
+      : topology_(topology::Topology::load(
+            "sa8155p", std::filesystem::path(BINDERSIM_SOURCE_DIR) / "topologies")),
+        machine_(topology_) {
+    register_builtin_selectors(registry_);
+  }
+
+  std::unique_ptr<Selector> make() { return registry_.create(GetParam()); }
+
+  // Inputs covering empty lists, fresh threads, every CPU as caller and mixed idleness; about a
+  // quarter of the lists are empty.
+  std::vector<Input> inputs(std::size_t count) const {
+    Stream stream(0x5eed);
+    std::vector<Input> out;
+    const int cpus = topology_.num_cpus();
+    for (std::size_t n = 0; n < count; ++n) {
+      Input input;
+      const int length = stream.between(0, 3) == 0 ? 0 : stream.between(1, 16);
+      for (int i = 0; i < length; ++i) {
+        input.waiting.push_back(IdleThread{1000 + i, stream.between(-1, cpus - 1)});
+      }
+      input.caller_cpu = stream.between(0, cpus - 1);
+      for (int cpu = 0; cpu < cpus; ++cpu) input.idle.push_back(stream.between(0, 1) == 1);
+      input.sync = stream.between(0, 3) != 0;
+      out.push_back(std::move(input));
+    }
+    return out;
+  }
+
+  Selection run(Selector& selector, const Input& input) {
+    machine_.set_idle(input.idle);
+    return selector.select(SelectionRequest{input.waiting, input.caller_cpu, input.sync}, machine_);
+  }
+
+  topology::Topology topology_;
+  FakeMachine machine_;
+  SelectorRegistry registry_;
+};
+
+// The selector carries its registry name.
+TEST_P(SelectorConformance, NameMatchesTheRegistry) { EXPECT_EQ(make()->name(), GetParam()); }
+
+// With no idle thread there is no pick, no nudge, and the decision counts as none_idle, for
+// every caller CPU and whatever the idleness of the CPUs.
+TEST_P(SelectorConformance, EmptyListSelectsNothing) {
+  auto selector = make();
+  const int cpus = topology_.num_cpus();
+  for (int caller = 0; caller < cpus; ++caller) {
+    for (const bool idle : {false, true}) {
+      const Selection selection = run(
+          *selector, Input{{}, caller, std::vector<bool>(static_cast<std::size_t>(cpus), idle)});
+      EXPECT_FALSE(selection.index.has_value());
+      EXPECT_EQ(selection.preferred_cpu, -1);
+      EXPECT_FALSE(selection.nudge_declined);
+    }
+  }
+  EXPECT_EQ(selector->counts().none_idle, static_cast<std::uint64_t>(2 * cpus));
+  EXPECT_EQ(
+      selector->counts().same_cpu + selector->counts().same_cluster + selector->counts().other, 0u);
+}
+
+// With idle threads the answer is a valid index; a nudge is -1 or a CPU of the topology and
+// never comes together with a declined nudge.
+TEST_P(SelectorConformance, AnswersAreValid) {
+  auto selector = make();
+  for (const Input& input : inputs(2000)) {
+    const Selection selection = run(*selector, input);
+    if (input.waiting.empty()) {
+      EXPECT_FALSE(selection.index.has_value());
+      continue;
+    }
+    ASSERT_TRUE(selection.index.has_value());
+    EXPECT_LT(*selection.index, input.waiting.size());
+    EXPECT_TRUE(selection.preferred_cpu == -1 ||
+                (selection.preferred_cpu >= 0 && selection.preferred_cpu < topology_.num_cpus()))
+        << selection.preferred_cpu;
+    EXPECT_FALSE(selection.preferred_cpu >= 0 && selection.nudge_declined);
+  }
+}
+
+// Same inputs, same answers: two selectors fed the same sequence agree on every call, and
+// asking one the same question twice in a row gives the same answer.
+TEST_P(SelectorConformance, IsDeterministic) {
+  auto first = make();
+  auto second = make();
+  for (const Input& input : inputs(1000)) {
+    const Selection a = run(*first, input);
+    const Selection b = run(*second, input);
+    const Selection again = run(*first, input);
+    EXPECT_EQ(a.index, b.index);
+    EXPECT_EQ(a.preferred_cpu, b.preferred_cpu);
+    EXPECT_EQ(a.nudge_declined, b.nudge_declined);
+    EXPECT_EQ(a.index, again.index);
+    EXPECT_EQ(a.preferred_cpu, again.preferred_cpu);
+  }
+}
+
+// Every call is counted exactly once by reason, none_idle matches the empty lists, and the
+// declined nudges match the answers that said so.
+TEST_P(SelectorConformance, CountsAddUp) {
+  auto selector = make();
+  const std::vector<Input> all = inputs(1500);
+  std::uint64_t empty = 0, declined = 0;
+  for (const Input& input : all) {
+    if (input.waiting.empty()) ++empty;
+    if (run(*selector, input).nudge_declined) ++declined;
+  }
+  const stats::SelectionCounts& counts = selector->counts();
+  EXPECT_EQ(counts.same_cpu + counts.same_cluster + counts.other + counts.none_idle, all.size());
+  EXPECT_EQ(counts.none_idle, empty);
+  EXPECT_GT(empty, 0u);
+  EXPECT_EQ(counts.nudges_declined, declined);
+  EXPECT_EQ(counts.nudges_applied, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, SelectorConformance, ::testing::ValuesIn(registered_names()),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           std::string name = param.param;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace bindersim::selectors

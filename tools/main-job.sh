@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job: schd-dbg on the SA8155P under each thread selector, with their tier tables.
+# Result files go to results/ (one JSON per selector).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mkdir -p "$root/results"
+for selector in fifo ctabs ctabs-nudge; do
+  "$root/build/bindersim" run "$root/scenarios/schd-dbg.json" --selector "$selector" \
+    --out "$root/results/schd-dbg-$selector.json"
+  echo
+done
