@@ -52,7 +52,9 @@ int Driver::new_looper(int proc, int parent_tid) {
   params.process = proc;
   params.working_set_bytes = p.config.looper_working_set_bytes;
   const int tid = sched_.create_task(params);
-  threads_.resize(static_cast<std::size_t>(tid) + 1);
+  if (static_cast<std::size_t>(tid) >= threads_.size())
+    threads_.resize(static_cast<std::size_t>(tid) + 1);
+  th(tid) = Thread{};  // the slot may have belonged to an exited thread
   Thread& t = th(tid);
   t.tid = tid;
   t.proc = proc;
@@ -71,7 +73,9 @@ int Driver::create_thread(int proc, const sched::TaskParams& params) {
   sched::TaskParams with_proc = params;
   with_proc.process = proc;
   const int tid = sched_.create_task(with_proc);
-  threads_.resize(static_cast<std::size_t>(tid) + 1);
+  if (static_cast<std::size_t>(tid) >= threads_.size())
+    threads_.resize(static_cast<std::size_t>(tid) + 1);
+  th(tid) = Thread{};  // the slot may have belonged to an exited thread
   th(tid).tid = tid;
   th(tid).proc = proc;
   return tid;
@@ -138,21 +142,28 @@ void Driver::call(int tid, int target_proc, int node, std::int64_t payload_bytes
   // A buffer received earlier is freed with this write (libbinder batches BC_FREE_BUFFER).
   const std::int64_t free = t.free_pending ? costs.binder_free_ref_ns : 0;
   t.free_pending = false;
-  begin_kernel(tid, Phase::kSend, costs.binder_send_ref_ns + free);
+  // The send path ends with the wakeup of the target (try_to_wake_up in the sender's context).
+  begin_kernel(tid, Phase::kSend, costs.binder_send_ref_ns + costs.wakeup_ref_ns + free);
 }
 
 void Driver::reply(int tid, std::int64_t payload_bytes) {
   Thread& t = th(tid);
-  BSIM_CHECK(t.pending >= 0 && !txns_[static_cast<std::size_t>(t.pending)].oneway);
-  txns_[static_cast<std::size_t>(t.pending)].payload_bytes = payload_bytes;
-  begin_kernel(tid, Phase::kReply, context_.topology.costs().binder_send_ref_ns);
+  // The call being answered is the top of the transaction stack (nested calls made while
+  // handling it have been answered and popped).
+  BSIM_CHECK(t.pending < 0 && !t.stack.empty());
+  Transaction& answered = txns_[static_cast<std::size_t>(t.stack.back())];
+  BSIM_CHECK(!answered.oneway && answered.from_tid != tid);
+  answered.payload_bytes = payload_bytes;
+  const auto& costs = context_.topology.costs();
+  begin_kernel(tid, Phase::kReply, costs.binder_send_ref_ns + costs.wakeup_ref_ns);
 }
 
 void Driver::finish_oneway(int tid) {
   Thread& t = th(tid);
-  BSIM_CHECK(t.pending >= 0 && txns_[static_cast<std::size_t>(t.pending)].oneway);
-  const int id = t.pending;
-  t.pending = -1;
+  BSIM_CHECK(t.pending < 0 && !t.stack.empty() &&
+             txns_[static_cast<std::size_t>(t.stack.back())].oneway);
+  const int id = t.stack.back();
+  t.stack.pop_back();
   free_buffer(tid, id);
   free_txn(id);
   begin_kernel(tid, Phase::kReturnToRead, context_.topology.costs().binder_free_ref_ns);
@@ -218,7 +229,10 @@ void Driver::do_transaction(int tid) {
     return;
   }
   // Nested call: a thread of the target process earlier in this call chain gets it directly.
-  x.from_parent = t.stack.empty() ? -1 : t.stack.back();
+  // A oneway being handled sits on the stack too, but is part of no call chain.
+  x.from_parent = t.stack.empty() || txns_[static_cast<std::size_t>(t.stack.back())].oneway
+                      ? -1
+                      : t.stack.back();
   for (int walk = x.from_parent; walk >= 0;
        walk = txns_[static_cast<std::size_t>(walk)].from_parent) {
     const Transaction& w = txns_[static_cast<std::size_t>(walk)];
@@ -359,6 +373,10 @@ void Driver::take_work(int tid, int txn_id) {
   Thread& t = th(tid);
   Transaction& x = txns_[static_cast<std::size_t>(txn_id)];
   t.pending = txn_id;
+  SPDLOG_LOGGER_DEBUG(context_.binder_log,
+                      "[{} ns] thread {} takes {} {} from {} (caller cpu {}) on cpu {}",
+                      sched_.now(), tid, x.is_reply ? "reply" : "transaction", txn_id, x.from_tid,
+                      x.caller_cpu, t.resume_cpu);
   if (!x.is_reply) {
     x.server_cpu = t.resume_cpu;
     if (t.looper) maybe_spawn(t.proc, tid);
@@ -367,7 +385,8 @@ void Driver::take_work(int tid, int txn_id) {
     } else {
       apply_upstream_priority(tid, x);
     }
-    if (!x.oneway) t.stack.push_back(txn_id);
+    // Handled until reply() or finish_oneway(); nested calls and their replies go on top.
+    t.stack.push_back(txn_id);
   }
   if (x.transfer_charged) {
     deliver_to_user(tid);
@@ -385,6 +404,7 @@ void Driver::deliver_to_user(int tid) {
   Transaction& x = txns_[static_cast<std::size_t>(id)];
   t.phase = Phase::kUser;
   if (!x.is_reply) {
+    t.pending = -1;  // delivered: it is on the stack until reply() or finish_oneway()
     userspace_->on_transaction(tid, id);
     return;
   }
@@ -400,7 +420,14 @@ void Driver::deliver_to_user(int tid) {
   record.cookie = call.cookie;
   BSIM_CHECK(!t.stack.empty() && t.stack.back() == call_id);
   t.stack.pop_back();
+  // An enclosing call of this thread (below the transaction it is handling) still waits.
   t.outgoing = -1;
+  for (auto it = t.stack.rbegin(); it != t.stack.rend(); ++it) {
+    if (txns_[static_cast<std::size_t>(*it)].from_tid == tid) {
+      t.outgoing = *it;
+      break;
+    }
+  }
   t.pending = -1;
   t.free_pending = true;
   free_txn(call_id);
@@ -410,9 +437,8 @@ void Driver::deliver_to_user(int tid) {
 
 void Driver::do_reply(int tid) {
   Thread& t = th(tid);
-  const int call_id = t.pending;
-  t.pending = -1;
-  BSIM_CHECK(!t.stack.empty() && t.stack.back() == call_id);
+  BSIM_CHECK(!t.stack.empty());
+  const int call_id = t.stack.back();
   t.stack.pop_back();
   const int client = txns_[static_cast<std::size_t>(call_id)].from_tid;
   const std::int64_t payload = txns_[static_cast<std::size_t>(call_id)].payload_bytes;

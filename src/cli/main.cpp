@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bindersim/common/error.hpp"
 #include "commands.hpp"
 
 namespace bindersim::cli {
@@ -58,8 +59,12 @@ int dispatch(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   try {
     return bindersim::cli::dispatch(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const std::exception& error) {
+  } catch (const bindersim::ConfigError& error) {
     std::cerr << "bindersim: " << error.what() << "\n";
     return 2;
+  } catch (const std::exception& error) {
+    // Not bad input: a defect of bindersim itself.
+    std::cerr << "bindersim: internal error: " << error.what() << "\n";
+    return 3;
   }
 }

@@ -23,14 +23,16 @@ namespace po = boost::program_options;
 namespace {
 
 constexpr const char* kRunUsage =
-    "usage: bindersim run SCENARIO [--selector NAME] [--placement NAME] [--seed N] [--out FILE]\n"
+    "usage: bindersim run SCENARIO [--selector NAME] [--placement NAME] [--seed N]\n"
+    "                     [--set KEY=VALUE]... [--out FILE] [--log-level LEVEL]\n"
     "       bindersim run --list-selectors\n"
     "\n"
     "Simulates SCENARIO (a file, or a name in scenarios/) and prints its latency tiers.\n"
     "\n"
     "examples:\n"
     "  bindersim run scenarios/schd-dbg.json --selector ctabs --out ctabs.json\n"
-    "  bindersim run schd-dbg --selector ctabs-nudge --seed 7\n";
+    "  bindersim run schd-dbg --selector ctabs-nudge --seed 7\n"
+    "  bindersim run schd-dbg --set clients.0.iterations=1000 --set kernel.selector=ctabs\n";
 
 }  // namespace
 
@@ -44,8 +46,12 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "placement", po::value<std::string>(), "wakeup placement policy: mainline")(
       "seed", po::value<std::uint64_t>(), "random seed (default: the scenario's)")(
       "out,o", po::value<std::string>(), "write the result JSON to FILE")(
-      "list-selectors", "list the selectors and exit")("scenario", po::value<std::string>(),
-                                                       "scenario file or name");
+      "list-selectors", "list the selectors and exit")(
+      "log-level", po::value<std::string>(),
+      "log level of the model's decisions on stderr: warn (default), info, debug")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a scenario option by its dotted path, e.g. --set kernel.placement=mainline "
+      "(repeatable)")("scenario", po::value<std::string>(), "scenario file or name");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
@@ -71,9 +77,16 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     return 2;
   }
   try {
+    std::vector<workload::Override> overrides;
+    if (vm.count("set")) {
+      for (const auto& text : vm["set"].as<std::vector<std::string>>()) {
+        overrides.push_back(workload::parse_override(text));
+      }
+    }
     const auto scenario = workload::load_scenario(vm["scenario"].as<std::string>(),
-                                                  data_dir() / "scenarios", registry);
-    const auto topology = topology::Topology::load(scenario.topology, data_dir() / "topologies");
+                                                  data_dir() / "scenarios", registry, overrides);
+    const auto topology =
+        topology::Topology::load(workload::topology_reference(scenario), data_dir() / "topologies");
     sim::RunOptions run_options;
     if (vm.count("selector")) {
       const std::string name = vm["selector"].as<std::string>();
@@ -82,6 +95,15 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     if (vm.count("placement")) run_options.placement = vm["placement"].as<std::string>();
     if (vm.count("seed")) run_options.seed = vm["seed"].as<std::uint64_t>();
+    if (vm.count("log-level")) {
+      const std::string level = vm["log-level"].as<std::string>();
+      if (level != "warn" && level != "info" && level != "debug") {
+        err << "bindersim run: --log-level: expected one of warn, info, debug, got \"" << level
+            << "\"\n";
+        return 2;
+      }
+      run_options.log_level = level;
+    }
 
     const auto wall_start = std::chrono::steady_clock::now();
     const stats::RunResult result = sim::run(scenario, topology, registry, run_options);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "bindersim/common/error.hpp"
@@ -74,7 +75,9 @@ std::string describe_json(const nlohmann::json& value) {
 std::optional<std::string> closest_name(std::string_view word,
                                         std::span<const std::string> candidates) {
   std::optional<std::string> best;
-  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+  // Suggest only close names: one edit for short words, two for medium ones, a third beyond.
+  const std::size_t allowed = word.size() <= 3 ? 1 : word.size() <= 6 ? 2 : word.size() / 3;
+  std::size_t best_distance = allowed + 1;
   for (const std::string& candidate : candidates) {
     const std::size_t distance = edit_distance(word, candidate);
     if (distance < best_distance) {
@@ -127,6 +130,15 @@ double JsonNode::as_number(double min, double max) const {
 }
 
 std::int64_t JsonNode::as_int() const {
+  // nlohmann stores non-negative integers as unsigned: one above INT64_MAX must not wrap.
+  if (value_->is_number_unsigned()) {
+    const auto value = value_->get<std::uint64_t>();
+    if (value <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return static_cast<std::int64_t>(value);
+    }
+    fail_expected("an integer in [" + std::to_string(std::numeric_limits<std::int64_t>::min()) +
+                  ", " + std::to_string(std::numeric_limits<std::int64_t>::max()) + "]");
+  }
   if (value_->is_number_integer()) return value_->get<std::int64_t>();
   if (value_->is_number_float()) {
     const double value = value_->get<double>();
@@ -138,10 +150,17 @@ std::int64_t JsonNode::as_int() const {
 }
 
 std::int64_t JsonNode::as_int(std::int64_t min, std::int64_t max) const {
-  const std::int64_t value = as_int();
-  if (value < min || value > max) {
-    fail_expected("an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  const auto range = [&] {
+    return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  };
+  // An integer beyond int64 is out of any range: say which range, not just "an integer".
+  if (value_->is_number_unsigned() &&
+      value_->get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    fail_expected(range());
   }
+  const std::int64_t value = as_int();
+  if (value < min || value > max) fail_expected(range());
   return value;
 }
 

@@ -14,10 +14,17 @@ CostModel::CostModel(const topology::Topology& topology)
       clock_(static_cast<std::size_t>(topology.num_cpus()), 0) {}
 
 void CostModel::add_task(int tid, std::int64_t working_set_bytes) {
-  BSIM_CHECK(tid == static_cast<int>(working_set_.size()));
-  working_set_.push_back(working_set_bytes);
-  last_cpu_.push_back(-1);
-  stamp_.insert(stamp_.end(), static_cast<std::size_t>(num_cpus_), -1);
+  const auto index = static_cast<std::size_t>(tid);
+  BSIM_CHECK(index <= working_set_.size());
+  if (index == working_set_.size()) {
+    working_set_.push_back(0);
+    last_cpu_.push_back(-1);
+    stamp_.insert(stamp_.end(), static_cast<std::size_t>(num_cpus_), -1);
+  }
+  // A new task, or a new task in the slot of an exited one: nothing of it is warm anywhere.
+  working_set_[index] = working_set_bytes;
+  last_cpu_[index] = -1;
+  std::fill_n(stamp_.begin() + static_cast<std::ptrdiff_t>(index) * num_cpus_, num_cpus_, -1);
 }
 
 std::int64_t CostModel::lines(std::int64_t bytes) const {

@@ -21,4 +21,8 @@ SimContext::SimContext(const topology::Topology& topology_in, std::uint64_t seed
   workload_log = make_logger("workload", sink);
 }
 
+void SimContext::set_log_level(spdlog::level::level_enum level) const {
+  for (const auto& logger : {sched_log, binder_log, workload_log}) logger->set_level(level);
+}
+
 }  // namespace bindersim::engine

@@ -54,9 +54,10 @@ std::uint64_t Rng::uniform_below(std::uint64_t bound) {
 
 std::int64_t Rng::uniform_int(std::int64_t lo, std::int64_t hi) {
   BSIM_CHECK(lo <= hi);
-  const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
-  if (span == 0) return static_cast<std::int64_t>(next_u64());  // the full 64-bit range
-  return lo + static_cast<std::int64_t>(uniform_below(span));
+  // Unsigned arithmetic: the span of [INT64_MIN, INT64_MAX] does not fit a signed integer.
+  const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
+  const std::uint64_t draw = span == 0 ? next_u64() : uniform_below(span);  // 0: all 2^64 values
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + draw);
 }
 
 double Rng::uniform01() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }

@@ -17,6 +17,19 @@ constexpr std::array<int, 40> kNiceToWeight = {
     3906,  3121,  2501,  1991,  1586,  1277,  1024,  820,   655,   526,   423,  335,  272,  215,
     172,   137,   110,   87,    70,    56,    45,    36,    29,    23,    18,   15};
 
+// The value of a PELT signal at `now`, continuing the state its task has had since the last
+// update: a running (or runnable) task keeps accruing, a sleeping one decays.
+double signal_at(const PeltSignal& signal, SimTime now, bool active, double ceiling) {
+  PeltSignal projected = signal;
+  projected.update(now, active, ceiling);
+  return projected.value();
+}
+
+double util_at(const Task& task, SimTime now, const topology::Topology& topology) {
+  const double ceiling = task.cpu >= 0 ? topology.capacity(task.cpu) : 1024.0;
+  return signal_at(task.util, now, task.state == TaskState::kRunning, ceiling);
+}
+
 }  // namespace
 
 int nice_to_weight(int nice) {
@@ -24,7 +37,10 @@ int nice_to_weight(int nice) {
   return kNiceToWeight[static_cast<std::size_t>(nice + 20)];
 }
 
-double Task::load_avg(SimTime now) const { return runnable.decayed_value(now) / 1024.0 * weight; }
+double Task::load_avg(SimTime now) const {
+  const bool active = state == TaskState::kRunning || state == TaskState::kRunnable;
+  return signal_at(runnable, now, active, 1024.0) / 1024.0 * weight;
+}
 
 Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, PlacementPolicy& placement,
                      SchedTunables tunables)
@@ -39,8 +55,18 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
 Scheduler::~Scheduler() = default;
 
 int Scheduler::create_task(const TaskParams& params) {
-  Task task;
-  task.tid = static_cast<int>(tasks_.size());
+  // The slot of an exited task is reused, so memory stays bounded however many threads a
+  // long run creates and exits.
+  int tid = static_cast<int>(tasks_.size());
+  if (!free_tids_.empty()) {
+    tid = free_tids_.back();
+    free_tids_.pop_back();
+  } else {
+    tasks_.emplace_back();
+  }
+  Task& task = t(tid);
+  task = Task{};
+  task.tid = tid;
   task.params = params;
   task.policy = params.policy;
   task.nice = params.nice;
@@ -48,9 +74,8 @@ int Scheduler::create_task(const TaskParams& params) {
   task.weight = nice_to_weight(params.nice);
   task.util.set(0, now());
   task.runnable.set(0, now());
-  tasks_.push_back(std::move(task));
-  cost_.add_task(tasks_.back().tid, params.working_set_bytes);
-  return tasks_.back().tid;
+  cost_.add_task(tid, params.working_set_bytes);
+  return tid;
 }
 
 // --- queries -------------------------------------------------------------------------------
@@ -86,12 +111,14 @@ double Scheduler::cpu_load(int cpu) const {
 double Scheduler::cpu_util(int cpu) const {
   double sum = 0;
   for (const Task& each : tasks_) {
-    if (each.cpu == cpu && each.state != TaskState::kDead) sum += each.util.decayed_value(now());
+    if (each.cpu == cpu && each.state != TaskState::kDead) {
+      sum += util_at(each, now(), context_.topology);
+    }
   }
   return sum;
 }
 
-double Scheduler::task_util(int tid) const { return task(tid).util.decayed_value(now()); }
+double Scheduler::task_util(int tid) const { return util_at(task(tid), now(), context_.topology); }
 
 // --- time and progress ---------------------------------------------------------------------
 
@@ -217,7 +244,6 @@ void Scheduler::wake_new(int tid, int parent_cpu, int parent_tid) {
   const int start_cpu = parent_cpu >= 0 ? parent_cpu : 0;
   task.cpu = -1;
   task.wake_cpu = start_cpu;
-  task.vruntime = q(start_cpu).min_vruntime;
   task.state = TaskState::kSleeping;
   WakeContext ctx;
   ctx.waker_tid = parent_tid;
@@ -232,15 +258,30 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   BSIM_CHECK_MSG(task.has_segment, "a task must have work when it is woken");
   update_pelt(task);
   const int prev = task.wake_cpu >= 0 ? task.wake_cpu : std::max(ctx.waker_cpu, 0);
-  const int cpu = placement_.select_cpu(*this, tid, prev, ctx);
+  int cpu = placement_.select_cpu(*this, tid, prev, ctx);
   BSIM_CHECK(cpu >= 0 && cpu < num_cpus());
+  if (!task.allowed_on(cpu)) {
+    // select_fallback_rq(): the first CPU the task may run on.
+    cpu = 0;
+    while (cpu < num_cpus() && !task.allowed_on(cpu)) ++cpu;
+    BSIM_CHECK_MSG(cpu < num_cpus(), "a task's affinity allows no CPU");
+  }
+  SPDLOG_LOGGER_DEBUG(context_.sched_log, "[{} ns] wake {} ({}) prev {} waker cpu {}{} -> cpu {}",
+                      now(), tid, task.params.name, prev, ctx.waker_cpu, ctx.sync ? " sync" : "",
+                      cpu);
   const bool first_placement = task.cpu < 0;
+  account_progress(cpu);  // update_curr(): min_vruntime of the target is current
   place_on_cpu(task, cpu);
   if (!task.is_rt()) {
-    // place_entity(): a sleeper gets at most half a latency period of credit.
-    const std::int64_t floor =
-        q(cpu).min_vruntime - (first_placement ? 0 : tunables_.sched_latency_ns / 2);
-    task.vruntime = std::max(task.vruntime, floor);
+    if (first_placement) {
+      // place_entity(initial) with START_DEBIT: a new task starts one virtual slice behind
+      // the queue's minimum, whatever CPU it was created on.
+      task.vruntime = q(cpu).min_vruntime + sched_slice(cpu, task) * 1024 / task.weight;
+    } else {
+      // place_entity(): a sleeper gets at most half a latency period of credit.
+      const std::int64_t floor = q(cpu).min_vruntime - tunables_.sched_latency_ns / 2;
+      task.vruntime = std::max(task.vruntime, floor);
+    }
   }
   task.enqueue_seq = next_enqueue_seq_++;
   task.resume_pending = true;
@@ -397,6 +438,13 @@ void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
                                        curr.vruntime - t(leftmost).vruntime > ideal);
   if (expired) {
     schedule_cpu(cpu);
+    // Still the leftmost, it keeps the CPU: the tick goes on checking it.
+    if (r.curr >= 0 && static_cast<std::uint64_t>(r.curr) == checked_tid && !r.fair.empty() &&
+        !r.slice_check_pending) {
+      r.slice_check_pending = true;
+      context_.engine.schedule(now() + tunables_.tick_ns, target_, kSliceCheck,
+                               static_cast<std::uint32_t>(cpu), checked_tid);
+    }
   } else {
     r.slice_check_pending = true;
     context_.engine.schedule(now() + tunables_.tick_ns, target_, kSliceCheck,
@@ -447,6 +495,8 @@ void Scheduler::exit(int tid) {
   account_progress(cpu);
   task.state = TaskState::kDead;
   task.has_segment = false;
+  task.cpu = -1;  // no longer attached to a run queue's load
+  free_tids_.push_back(tid);
   q(cpu).curr = -1;
   ++context_switches_;
   schedule_cpu(cpu);
@@ -498,8 +548,14 @@ void Scheduler::on_event(const engine::Event& event) {
       return;
     }
     case kResched:
-      if (r.resched_at == event.time) r.resched_at = engine::kNever;
-      if (now() < r.available_at) return;  // a later resched at available_at follows
+      // Only the pending request counts: one superseded by an earlier request is stale, and a
+      // spurious schedule() could switch fair tasks without the granularity check.
+      if (r.resched_at != event.time) return;
+      r.resched_at = engine::kNever;
+      if (now() < r.available_at) {  // still exiting idle or waiting for the IPI
+        request_resched(cpu, r.available_at);
+        return;
+      }
       schedule_cpu(cpu);
       return;
     case kSliceCheck:

@@ -29,10 +29,9 @@ Selection Selector::select(const SelectionRequest& request, const MachineView& m
   if (!selection.index) {
     BSIM_CHECK(selection.preferred_cpu == -1 && !selection.nudge_declined);
     ++counts_.none_idle;
-    // Trace records are compiled out unless SPDLOG_ACTIVE_LEVEL enables them, and are
-    // formatted only when the logger's level lets them through.
+    // Debug records are formatted only when the logger's level lets them through.
     if (logger_)
-      SPDLOG_LOGGER_TRACE(logger_, "{}: caller cpu {}: no idle thread", name_, request.caller_cpu);
+      SPDLOG_LOGGER_DEBUG(logger_, "{}: caller cpu {}: no idle thread", name_, request.caller_cpu);
     return selection;
   }
   BSIM_CHECK(*selection.index < request.waiting.size());
@@ -50,7 +49,7 @@ Selection Selector::select(const SelectionRequest& request, const MachineView& m
   if (selection.nudge_declined) ++counts_.nudges_declined;
 
   if (logger_) {
-    SPDLOG_LOGGER_TRACE(logger_,
+    SPDLOG_LOGGER_DEBUG(logger_,
                         "{}: caller cpu {}: thread {} (index {} of {}, last cpu {}), preferred cpu "
                         "{}{}",
                         name_, request.caller_cpu, chosen.tid, *selection.index,

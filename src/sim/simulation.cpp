@@ -25,6 +25,8 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   auto placement = sched::make_placement(result.placement);
 
   engine::SimContext context(topology, result.seed);
+  context.set_log_level(spdlog::level::from_str(options.log_level));
+  selector->set_logger(context.binder_log);
   cost::CostModel cost(topology);
   sched::Scheduler scheduler(context, cost, *placement);
   binder::KernelOptions kernel;

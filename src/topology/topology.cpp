@@ -11,6 +11,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "bindersim/common/data_file.hpp"
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
 
@@ -410,7 +411,11 @@ Topology Topology::from_json(const JsonNode& root) {
          clusters[static_cast<std::size_t>(info.cluster)].private_caches) {
       GraphNode node;
       node.kind = NodeKind::kCache;
-      node.name = "l" + std::to_string(spec.level) + ".cpu" + std::to_string(cpu);
+      node.name = std::string("l")
+                      .append(std::to_string(spec.level))
+                      .append(".cpu")
+                      .append(std::to_string(
+                          cpu));  // append(): GCC 12 warns falsely on "literal" + string here
       node.level = spec.level;
       node.cpu = cpu;
       node.size_bytes = spec.size_bytes;
@@ -595,48 +600,13 @@ std::int64_t Topology::private_cache_bytes(int cpu_id) const {
 }
 
 std::vector<std::string> Topology::available(const std::filesystem::path& topologies_dir) {
-  std::vector<std::string> names;
-  std::error_code error;
-  for (fs::directory_iterator it(topologies_dir, error), end; !error && it != end;
-       it.increment(error)) {
-    const fs::path& path = it->path();
-    std::error_code file_error;
-    if (path.extension() == ".json" && fs::is_regular_file(path, file_error)) {
-      names.push_back(path.stem().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return data_file_names(topologies_dir);
 }
 
 Topology Topology::load(const std::string& name_or_path,
                         const std::filesystem::path& topologies_dir) {
-  if (name_or_path.empty()) {
-    throw ConfigError("empty topology name: give a name or a path to a .json file");
-  }
-  const fs::path given(name_or_path);
-  std::error_code error;
-  fs::path file;
-  if (fs::is_regular_file(given, error) || given.extension() == ".json" ||
-      name_or_path.find('/') != std::string::npos) {
-    file = given;
-  } else {
-    file = topologies_dir / (name_or_path + ".json");
-    if (!fs::is_regular_file(file, error)) {
-      const std::vector<std::string> names = available(topologies_dir);
-      std::string message = "unknown topology " + quote(name_or_path);
-      if (names.empty()) {
-        throw ConfigError(message + "; no topologies found in " + topologies_dir.string());
-      }
-      if (const auto suggestion = closest_name(name_or_path, names)) {
-        message += " (did you mean " + quote(*suggestion) + "?)";
-      }
-      message += "; available topologies: ";
-      for (std::size_t i = 0; i < names.size(); ++i) message += (i ? ", " : "") + names[i];
-      throw ConfigError(message);
-    }
-  }
-  const JsonDocument document = JsonDocument::parse_file(file);
+  const JsonDocument document = JsonDocument::parse_file(
+      resolve_data_file(name_or_path, topologies_dir, "topology", "topologies"));
   return from_json(document.root());
 }
 

@@ -184,6 +184,7 @@ void WorkloadRunner::spawn_helper(int tid) {
   params.working_set_bytes = spec.working_set_bytes;
   const int child = driver_.create_thread(driver_.process_of(tid), params);
   ThreadState& c = state(child);
+  c = ThreadState{};                 // the slot may have belonged to an exited thread
   ThreadState& parent = state(tid);  // taken after state(child), which may grow the vector
   c.client = client;
   c.parent = tid;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "bindersim/common/data_file.hpp"
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
@@ -65,6 +66,13 @@ class ScenarioParser {
       if (choice.processes.empty()) target.fail_expected("a non-empty list of processes");
     } else {
       choice.processes.push_back(process_index(target));
+    }
+    if (!node) {
+      // Without "node" the call goes to the first node: every target must have one.
+      for (int proc : choice.processes) {
+        const auto& spec = scenario_.processes[static_cast<std::size_t>(proc)];
+        if (spec.nodes.empty()) target.fail("process \"" + spec.name + "\" has no nodes to call");
+      }
     }
     if (node) {
       choice.node_name = node->as_string();
@@ -139,9 +147,9 @@ class ScenarioParser {
     ObjectReader reader(node);
     ProcessSpec spec;
     spec.name = reader.required("name").as_string();
-    spec.max_threads = static_cast<int>(reader.int_or("max_threads", 15));
-    if (spec.max_threads < 0 || spec.max_threads > 1000) {
-      reader.required("max_threads").fail_expected("an integer in [0, 1000]");
+    // Range-checked as int64 before narrowing, so that 2^32 + 5 is not read as 5.
+    if (auto max_threads = reader.optional("max_threads")) {
+      spec.max_threads = static_cast<int>(max_threads->as_int(0, 1000));
     }
     spec.start_thread_pool = reader.bool_or("start_thread_pool", true);
     if (auto ws = reader.optional("looper_working_set_bytes")) {
@@ -249,9 +257,10 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
   if (auto seed = reader.optional("seed")) {
     scenario.seed = static_cast<std::uint64_t>(seed->as_int(0, std::int64_t{1} << 53));
   }
-  scenario.time_limit_ns = static_cast<std::int64_t>(reader.number_or("time_limit_s", 3600) * 1e9);
-  if (scenario.time_limit_ns <= 0)
-    reader.required("time_limit_s").fail_expected("a positive number");
+  // Bounded before the conversion to nanoseconds, which must not overflow int64.
+  const auto time_limit = reader.optional("time_limit_s");
+  const double time_limit_s = time_limit ? time_limit->as_number(1e-9, 1e6) : 3600.0;
+  scenario.time_limit_ns = std::max<std::int64_t>(1, static_cast<std::int64_t>(time_limit_s * 1e9));
 
   if (auto kernel = reader.optional("kernel")) {
     ObjectReader k(*kernel);
@@ -303,28 +312,27 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
   return scenario;
 }
 
+std::string topology_reference(const Scenario& scenario) {
+  const std::filesystem::path path(scenario.topology);
+  const bool is_path =
+      scenario.topology.find('/') != std::string::npos || path.extension() == ".json";
+  if (!is_path || path.is_absolute()) return scenario.topology;
+  return (std::filesystem::path(scenario.file).parent_path() / path).lexically_normal().string();
+}
+
 Scenario load_scenario(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,
-                       const selectors::SelectorRegistry& selectors) {
-  std::filesystem::path path(name_or_path);
-  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
-                               path.extension() == ".json" || std::filesystem::exists(path);
-  if (!looks_like_path) path = scenarios_dir / (name_or_path + ".json");
-  if (!std::filesystem::exists(path)) {
-    std::string valid;
-    if (std::filesystem::is_directory(scenarios_dir)) {
-      std::vector<std::string> names;
-      for (const auto& entry : std::filesystem::directory_iterator(scenarios_dir)) {
-        if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-      }
-      std::sort(names.begin(), names.end());
-      for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
-    }
-    throw ConfigError(name_or_path + ": no such scenario file" +
-                      (valid.empty() ? "" : "; available scenarios: " + valid));
-  }
-  const auto document =
-      JsonDocument::parse_file(looks_like_path ? std::filesystem::path(name_or_path) : path);
-  return parse_scenario(document.root(), selectors);
+                       const selectors::SelectorRegistry& selectors,
+                       const std::vector<Override>& overrides) {
+  const auto file = resolve_data_file(name_or_path, scenarios_dir, "scenario", "scenarios");
+  const auto document = JsonDocument::parse_file(file);
+  if (overrides.empty()) return parse_scenario(document.root(), selectors);
+  nlohmann::json value = document.value();
+  apply_overrides(value, overrides);
+  const auto overridden =
+      JsonDocument::from_value(std::move(value), file.string() + " (with --set)");
+  Scenario scenario = parse_scenario(overridden.root(), selectors);
+  scenario.file = file.string();  // relative paths inside still resolve from the file
+  return scenario;
 }
 
 }  // namespace bindersim::workload

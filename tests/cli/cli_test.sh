@@ -1,2 +1,275 @@
 #!/usr/bin/env bash
-exit 0
+# End-to-end checks of the bindersim CLI: exit codes, result files, one-line errors and no
+# partial output on bad input.
+#
+# usage: cli_test.sh <path to bindersim binary> <repo root>
+# Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
+set -u
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 <path to bindersim binary> <repo root>" >&2
+  exit 2
+fi
+BIN=$1
+ROOT=$2
+SCENARIO="$ROOT/scenarios/schd-dbg.json"
+TOPOLOGY="$ROOT/topologies/sa8155p.json"
+# Names (schd-dbg, sa8155p) resolve in the repository under test, not the build's source tree.
+export BINDERSIM_DATA_DIR="$ROOT"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+passed=0
+failed=0
+pass() {
+  echo "PASS  $1"
+  passed=$((passed + 1))
+}
+fail() {
+  echo "FAIL  $1${2:+: $2}"
+  failed=$((failed + 1))
+}
+
+# Runs bindersim with stdout and stderr captured in $TMP/out and $TMP/err; sets $rc.
+run() {
+  "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+}
+
+# Echoes and counts the PASS/FAIL lines a checker wrote to file $1; a checker that exited
+# non-zero ($2) counts as one more failure and its other output is shown.
+tally() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      PASS*) echo "$line" && passed=$((passed + 1)) ;;
+      FAIL*) echo "$line" && failed=$((failed + 1)) ;;
+      *) echo "      $line" ;;
+    esac
+  done <"$1"
+  [[ $2 -eq 0 ]] || fail "checker exited with $2"
+}
+
+# --- run: the shipped schd-dbg under each selector -------------------------------------------
+ran=""
+for selector in fifo ctabs ctabs-nudge; do
+  run run "$SCENARIO" --selector "$selector" --out "$TMP/$selector.json"
+  if [[ $rc -eq 0 && -s "$TMP/$selector.json" ]]; then
+    pass "run schd-dbg --selector $selector exits 0 and writes the result"
+    ran="$ran $selector"
+  else
+    fail "run schd-dbg --selector $selector exits 0 and writes the result" \
+      "exit $rc: $(head -c 300 "$TMP/err")"
+  fi
+done
+
+run run "$SCENARIO" --selector fifo --out "$TMP/fifo-again.json"
+if [[ $rc -eq 0 ]] && cmp -s "$TMP/fifo.json" "$TMP/fifo-again.json"; then
+  pass "two runs with the same seed are byte-identical"
+else
+  fail "two runs with the same seed are byte-identical" "exit $rc"
+fi
+
+run run "$SCENARIO" --selector fifo --seed 2 --out "$TMP/fifo-seed2.json"
+[[ $rc -eq 0 ]] || fail "run --seed 2 exits 0" "exit $rc: $(head -c 300 "$TMP/err")"
+
+# The result files, checked in one Python process (its start-up dominates the check time).
+# shellcheck disable=SC2086  # $ran is a list of selector names
+python3 -S - "$TMP" $ran <<'PY' >"$TMP/checks" 2>&1
+import json, os, sys
+
+tmp, selectors = sys.argv[1], sys.argv[2:]
+CLASSES = ("sched_fifo", "sched_other")
+RELATIONS = ("same_core", "same_cluster", "cross_cluster")
+FIELDS = {"count", "share", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns"}
+
+def load(name):
+    path = os.path.join(tmp, name + ".json")
+    return json.load(open(path)) if os.path.exists(path) else None
+
+def check(ok, what):
+    print(("PASS  " if ok else "FAIL  ") + what)
+
+results = {s: load(s) for s in selectors}
+for s, r in results.items():
+    try:
+        ok = r["selector"] == s and all(FIELDS <= set(r["tiers"][c][t])
+                                        for c in CLASSES for t in RELATIONS)
+    except (KeyError, TypeError):
+        ok = False
+    check(ok, "run schd-dbg --selector %s: result holds all six tiers" % s)
+    # schd-dbg makes one call per iteration from each class: 10,000 calls per class.
+    try:
+        ok = all(sum(r["tiers"][c][t]["count"] for t in RELATIONS) == 10000 for c in CLASSES)
+    except (KeyError, TypeError):
+        ok = False
+    check(ok, "run schd-dbg --selector %s: 10000 calls per scheduling class" % s)
+
+base, seed2 = results.get("fifo"), load("fifo-seed2")
+try:
+    ok = seed2["seed"] == 2 and (
+        seed2["provenance"]["fingerprint"] != base["provenance"]["fingerprint"])
+except (KeyError, TypeError):
+    ok = False
+check(ok, "--seed 2 gives another provenance.fingerprint")
+
+ctabs = results.get("ctabs")
+try:
+    ok = base["selection"]["decisions"] != ctabs["selection"]["decisions"]
+except (KeyError, TypeError):
+    ok = False
+check(ok, "fifo and ctabs differ in selection.decisions")
+PY
+tally "$TMP/checks" $?
+
+# --- listing and help ------------------------------------------------------------------------
+run run --list-selectors
+missing=""
+for selector in fifo ctabs ctabs-nudge; do
+  grep -qE "^${selector}[[:space:]]" "$TMP/out" || missing="$missing $selector"
+done
+if [[ $rc -eq 0 && -z "$missing" ]]; then
+  pass "run --list-selectors lists fifo, ctabs, ctabs-nudge"
+else
+  fail "run --list-selectors lists fifo, ctabs, ctabs-nudge" "exit $rc, missing:$missing"
+fi
+
+for args in "--help" "run --help" "topology --help"; do
+  # shellcheck disable=SC2086  # split on purpose
+  run $args
+  if [[ $rc -eq 0 ]] && grep -qi "example" "$TMP/out"; then
+    pass "$args exits 0 and shows an example"
+  else
+    fail "$args exits 0 and shows an example" "exit $rc"
+  fi
+done
+
+# --- bad input: exit 2, one line naming file and pointer, no output file ---------------------
+# Expects exit 2, exactly one line on stderr containing $2, nothing on stdout and no --out file
+# (nor its temporary) left behind. $1 describes the check; the rest are bindersim's arguments.
+expect_bad_input() {
+  local what=$1 needle=$2
+  shift 2
+  local out="$TMP/must-not-exist.json"
+  run "$@" --out "$out"
+  local lines
+  lines=$(wc -l <"$TMP/err")
+  if [[ $rc -ne 2 ]]; then
+    fail "$what" "exit $rc, expected 2"
+  elif [[ $lines -ne 1 ]]; then
+    fail "$what" "$lines lines on stderr, expected 1"
+  elif ! grep -qF -- "$needle" "$TMP/err"; then
+    fail "$what" "stderr lacks '$needle': $(cat "$TMP/err")"
+  elif [[ -s "$TMP/out" ]]; then
+    fail "$what" "stdout not empty"
+  elif [[ -e "$out" || -e "$out.tmp" ]]; then
+    fail "$what" "output file written"
+  else
+    pass "$what"
+  fi
+  rm -f "$out" "$out.tmp"
+}
+
+# Bad copies of the shipped files: a wrong type, a missing key, an unknown key, and a topology
+# with a bad capacity type that a scenario names by path.
+python3 -S - "$SCENARIO" "$TOPOLOGY" "$TMP" <<'PY'
+import copy, json, os, sys
+
+scenario, topology = (json.load(open(p)) for p in sys.argv[1:3])
+tmp = sys.argv[3]
+
+def write(name, value):
+    json.dump(value, open(os.path.join(tmp, name), "w"), indent=2)
+
+d = copy.deepcopy(scenario)
+d["clients"][0]["iterations"] = "many"
+write("wrong-type.json", d)
+d = copy.deepcopy(scenario)
+del d["clients"][0]["iteration"]
+write("missing-key.json", d)
+d = copy.deepcopy(scenario)
+d["kernel"]["selecter"] = d["kernel"].pop("selector")
+write("unknown-key.json", d)
+d = copy.deepcopy(topology)
+d["clusters"][1]["capacity_dmips_mhz"] = "big"
+write("bad-capacity.json", d)
+d = copy.deepcopy(scenario)
+d["topology"] = os.path.join(tmp, "bad-capacity.json")
+write("uses-bad-topology.json", d)
+PY
+
+expect_bad_input "scenario with a wrong type: exit 2, one line, no output" \
+  "$TMP/wrong-type.json: /clients/0/iterations: expected an integer" \
+  run "$TMP/wrong-type.json"
+
+expect_bad_input "scenario with a missing key: exit 2, one line, no output" \
+  "$TMP/missing-key.json: /clients/0: missing required key \"iteration\"" \
+  run "$TMP/missing-key.json"
+
+expect_bad_input "scenario with an unknown key: exit 2, one line, no output" \
+  "$TMP/unknown-key.json: /kernel/selecter: unknown key (did you mean \"selector\"?)" \
+  run "$TMP/unknown-key.json"
+
+expect_bad_input "topology with a bad capacity type: exit 2, one line, no output" \
+  "$TMP/bad-capacity.json: /clusters/1/capacity_dmips_mhz: expected" \
+  run "$TMP/uses-bad-topology.json"
+
+expect_bad_input "unknown --selector: exit 2, lists the valid selectors" \
+  "valid selectors: fifo, ctabs, ctabs-nudge" \
+  run "$SCENARIO" --selector ctabz
+
+expect_bad_input "missing scenario file: exit 2, one line" \
+  "$TMP/no-such.json" \
+  run "$TMP/no-such.json"
+
+# --- topology --------------------------------------------------------------------------------
+run topology show sa8155p
+# The transfer matrix: a header naming cpu0..cpu7, then one row per CPU with 8 numbers.
+matrix_ok=$(awk '
+  /^Transfer cost/ { in_matrix = 1; next }
+  in_matrix && /from\\to/ { header = (NF == 9 && $2 == "cpu0" && $9 == "cpu7"); next }
+  in_matrix && $1 ~ /^cpu[0-9]+$/ {
+    ok = (NF == 9)
+    for (i = 2; i <= NF; ++i) if ($i !~ /^[0-9.]+$/) ok = 0
+    rows += ok
+  }
+  END { print (header && rows == 8) ? "yes" : "no" }' "$TMP/out")
+if [[ $rc -eq 0 && $matrix_ok == yes ]]; then
+  pass "topology show sa8155p prints the 8x8 transfer matrix"
+else
+  fail "topology show sa8155p prints the 8x8 transfer matrix" "exit $rc"
+fi
+
+run topology show sa8155p --dot
+if [[ $rc -eq 0 ]] && head -n 1 "$TMP/out" | grep -q '^digraph' && tail -n 1 "$TMP/out" | grep -q '^}'; then
+  pass "topology show sa8155p --dot prints a digraph"
+else
+  fail "topology show sa8155p --dot prints a digraph" "exit $rc"
+fi
+
+run topology show "$TMP/bad-capacity.json"
+if [[ $rc -eq 2 && ! -s "$TMP/out" && $(wc -l <"$TMP/err") -eq 1 ]] &&
+  grep -qF "$TMP/bad-capacity.json: /clusters/1/capacity_dmips_mhz: " "$TMP/err"; then
+  pass "topology show of a bad topology: exit 2, one line, nothing on stdout"
+else
+  fail "topology show of a bad topology: exit 2, one line, nothing on stdout" "exit $rc"
+fi
+
+# --- command dispatch ------------------------------------------------------------------------
+run frobnicate
+if [[ $rc -eq 2 ]] && grep -q 'unknown command "frobnicate"' "$TMP/err"; then
+  pass "an unknown command exits 2"
+else
+  fail "an unknown command exits 2" "exit $rc"
+fi
+
+run
+if [[ $rc -eq 2 ]]; then
+  pass "no command exits 2"
+else
+  fail "no command exits 2" "exit $rc"
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

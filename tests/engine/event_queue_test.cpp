@@ -1,0 +1,378 @@
+#include "bindersim/engine/event_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "bindersim/engine/engine.hpp"
+
+namespace bindersim::engine {
+namespace {
+
+// A small seeded generator (splitmix64), independent of the engine's Rng, so that the random
+// workloads are the same on every machine.
+class TestRng {
+ public:
+  explicit TestRng(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t below(std::uint64_t bound) { return next() % bound; }
+
+ private:
+  std::uint64_t state_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// EventQueue
+
+TEST(EventQueueTest, EqualTimesLeaveInInsertionOrder) {
+  // 1000 events at one time come out in the order they were pushed, with increasing sequence.
+  EventQueue queue;
+  for (std::uint32_t i = 0; i < 1000; ++i) queue.push(42, 0, 0, i, 0);
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    ASSERT_FALSE(queue.empty());
+    const Event event = queue.pop();
+    EXPECT_EQ(event.time, 42);
+    EXPECT_EQ(event.id, i);
+    EXPECT_EQ(event.sequence, i);
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(EventQueueTest, EarlierTimeLeavesFirstWhateverTheInsertionOrder) {
+  EventQueue queue;
+  queue.push(30, 0, 0, 3, 0);
+  queue.push(10, 0, 0, 1, 0);
+  queue.push(20, 0, 0, 2, 0);
+  queue.push(10, 0, 0, 4, 0);
+  // Time first; between the two events at 10, the one pushed first.
+  EXPECT_EQ(queue.top().id, 1u);
+  const std::vector<std::uint32_t> expected = {1, 4, 2, 3};
+  std::vector<std::uint32_t> order;
+  while (!queue.empty()) order.push_back(queue.pop().id);
+  EXPECT_EQ(order, expected);
+}
+
+TEST(EventQueueTest, EventFieldsSurviveTheQueue) {
+  EventQueue queue;
+  queue.push(7, 3, 11, 0xdeadbeef, 0x0123456789abcdefULL);
+  ASSERT_EQ(queue.size(), 1u);
+  const Event event = queue.pop();
+  EXPECT_EQ(event.time, 7);
+  EXPECT_EQ(event.target, 3);
+  EXPECT_EQ(event.kind, 11);
+  EXPECT_EQ(event.id, 0xdeadbeefu);
+  EXPECT_EQ(event.arg, 0x0123456789abcdefULL);
+}
+
+TEST(EventQueueTest, ManyTiesWithInterleavedPushesAndPops) {
+  // Reference: a std::multimap keyed by time inserts equal keys after the existing ones, so its
+  // first element is the earliest event, first-in among equals. Times come from a small range
+  // so that most events tie; pushes and pops interleave, and an event pushed at the time of
+  // pending ones must leave after them.
+  EventQueue queue;
+  std::multimap<SimTime, std::uint32_t> reference;
+  TestRng rng(2024);
+  std::uint32_t next_id = 0;
+  SimTime floor = 0;  // like an engine clock: nothing is pushed before the last popped time
+  for (int step = 0; step < 50'000; ++step) {
+    const bool push = reference.empty() || rng.below(100) < 55;
+    if (push) {
+      const SimTime time = floor + static_cast<SimTime>(rng.below(4));
+      queue.push(time, 0, 0, next_id, 0);
+      reference.emplace(time, next_id);
+      ++next_id;
+    } else {
+      const Event event = queue.pop();
+      const auto expected = reference.begin();
+      ASSERT_EQ(event.time, expected->first) << "at step " << step;
+      ASSERT_EQ(event.id, expected->second) << "at step " << step;
+      reference.erase(expected);
+      floor = event.time;
+    }
+    ASSERT_EQ(queue.size(), reference.size());
+  }
+  while (!reference.empty()) {
+    const Event event = queue.pop();
+    ASSERT_EQ(event.id, reference.begin()->second);
+    reference.erase(reference.begin());
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(EventQueueTest, RandomWorkloadMatchesStableSortByTime) {
+  // Pushing everything then popping everything gives exactly the pushed sequence stable-sorted
+  // by time: (time, insertion order).
+  TestRng rng(7);
+  std::vector<std::pair<SimTime, std::uint32_t>> pushed;
+  EventQueue queue;
+  for (std::uint32_t i = 0; i < 20'000; ++i) {
+    // A mix of widely spread times and heavy ties.
+    const SimTime time = rng.below(2) == 0 ? static_cast<SimTime>(rng.below(1'000'000'000))
+                                           : static_cast<SimTime>(rng.below(16));
+    pushed.emplace_back(time, i);
+    queue.push(time, 0, 0, i, 0);
+  }
+  std::vector<std::pair<SimTime, std::uint32_t>> expected = pushed;
+  std::stable_sort(expected.begin(), expected.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [time, id] : expected) {
+    const Event event = queue.pop();
+    ASSERT_EQ(event.time, time);
+    ASSERT_EQ(event.id, id);
+    ASSERT_EQ(event.sequence, id);  // the sequence number is the insertion index
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Engine
+
+// Records every event it receives.
+class Recorder : public EventHandler {
+ public:
+  explicit Recorder(Engine& engine) : engine_(engine) {}
+  void on_event(const Event& event) override {
+    EXPECT_EQ(engine_.now(), event.time);  // the clock has advanced to the event
+    seen.push_back(event);
+  }
+  std::vector<Event> seen;
+
+ private:
+  Engine& engine_;
+};
+
+std::vector<std::uint32_t> ids_of(const std::vector<Event>& events) {
+  std::vector<std::uint32_t> ids;
+  for (const Event& e : events) ids.push_back(e.id);
+  return ids;
+}
+
+TEST(EngineTest, RunDispatchesInTimeOrderToTheTarget) {
+  Engine engine;
+  Recorder a(engine);
+  Recorder b(engine);
+  const std::uint16_t ta = engine.add_handler(a);
+  const std::uint16_t tb = engine.add_handler(b);
+  EXPECT_NE(ta, tb);
+  engine.schedule(20, tb, 1, 2);
+  engine.schedule(10, ta, 1, 1);
+  engine.schedule(30, ta, 1, 3);
+  engine.run();
+  EXPECT_EQ(ids_of(a.seen), (std::vector<std::uint32_t>{1, 3}));
+  EXPECT_EQ(ids_of(b.seen), (std::vector<std::uint32_t>{2}));
+  EXPECT_EQ(engine.now(), 30);
+  EXPECT_EQ(engine.events_dispatched(), 3u);
+  EXPECT_EQ(engine.pending(), 0u);
+}
+
+TEST(EngineTest, RunUntilStopsBeforeLaterEvents) {
+  // run(until) dispatches events at times <= until and leaves later ones queued; a second run
+  // continues from there.
+  Engine engine;
+  Recorder r(engine);
+  const std::uint16_t t = engine.add_handler(r);
+  engine.schedule(10, t, 0, 1);
+  engine.schedule(20, t, 0, 2);
+  engine.schedule(21, t, 0, 3);
+  engine.schedule(40, t, 0, 4);
+  engine.run(20);
+  EXPECT_EQ(ids_of(r.seen), (std::vector<std::uint32_t>{1, 2}));
+  EXPECT_EQ(engine.now(), 20);
+  EXPECT_EQ(engine.pending(), 2u);
+  engine.run(39);
+  EXPECT_EQ(ids_of(r.seen), (std::vector<std::uint32_t>{1, 2, 3}));
+  engine.run();
+  EXPECT_EQ(ids_of(r.seen), (std::vector<std::uint32_t>{1, 2, 3, 4}));
+  EXPECT_EQ(engine.pending(), 0u);
+}
+
+// Schedules follow-up events while running: each event with arg > 0 schedules two more, one
+// at the same time (a tie, which must run after events already queued for that time) and one
+// later.
+class Spawner : public EventHandler {
+ public:
+  explicit Spawner(Engine& engine) : engine_(engine) {}
+  void on_event(const Event& event) override {
+    seen.push_back(event);
+    if (event.arg == 0) return;
+    engine_.schedule(engine_.now(), target, 0, event.id * 10 + 1, event.arg - 1);
+    engine_.schedule(engine_.now() + 5, target, 0, event.id * 10 + 2, event.arg - 1);
+  }
+  std::vector<Event> seen;
+  std::uint16_t target = 0;
+
+ private:
+  Engine& engine_;
+};
+
+TEST(EngineTest, HandlersCanScheduleWhileRunning) {
+  Engine engine;
+  Spawner s(engine);
+  s.target = engine.add_handler(s);
+  engine.schedule(0, s.target, 0, 1, 1);
+  engine.schedule(0, s.target, 0, 2, 0);
+  engine.schedule(5, s.target, 0, 3, 0);
+  engine.run();
+  // At 0: 1, then 2 (queued before 1 ran), then 11 (scheduled by 1 for time 0).
+  // At 5: 3 (queued first), then 12 (scheduled by 1 for time 5).
+  EXPECT_EQ(ids_of(s.seen), (std::vector<std::uint32_t>{1, 2, 11, 3, 12}));
+  EXPECT_EQ(engine.now(), 5);
+}
+
+TEST(EngineTest, AChainOfSelfScheduledEventsRunsToTheEnd) {
+  // One seed event fans out into a full binary tree of depth 10: 2^11 - 1 events in total.
+  Engine engine;
+  Spawner s(engine);
+  s.target = engine.add_handler(s);
+  engine.schedule(0, s.target, 0, 1, 10);
+  engine.run();
+  EXPECT_EQ(s.seen.size(), 2047u);
+  EXPECT_EQ(engine.events_dispatched(), 2047u);
+  EXPECT_EQ(engine.now(), 50);
+  // Times never go backwards.
+  for (std::size_t i = 1; i < s.seen.size(); ++i) {
+    EXPECT_LE(s.seen[i - 1].time, s.seen[i].time);
+  }
+}
+
+// Stops the engine at the first event of kind 1.
+class Stopper : public EventHandler {
+ public:
+  explicit Stopper(Engine& engine) : engine_(engine) {}
+  void on_event(const Event& event) override {
+    ++count;
+    if (event.kind == 1) engine_.stop();
+  }
+  int count = 0;
+
+ private:
+  Engine& engine_;
+};
+
+TEST(EngineTest, StopReturnsAfterTheCurrentEvent) {
+  Engine engine;
+  Stopper s(engine);
+  const std::uint16_t t = engine.add_handler(s);
+  engine.schedule(1, t, 0, 0);
+  engine.schedule(2, t, 1, 0);
+  engine.schedule(2, t, 0, 0);
+  engine.run();
+  EXPECT_EQ(s.count, 2);
+  EXPECT_EQ(engine.pending(), 1u);
+  // A new run() resumes.
+  engine.run();
+  EXPECT_EQ(s.count, 3);
+}
+
+// The fingerprint after running `events` (time, kind, id, arg) through a fresh engine.
+struct Spec {
+  SimTime time;
+  std::uint16_t kind;
+  std::uint32_t id;
+  std::uint64_t arg;
+};
+std::uint64_t fingerprint_of(const std::vector<Spec>& events) {
+  Engine engine;
+  Recorder r(engine);
+  const std::uint16_t t = engine.add_handler(r);
+  for (const Spec& e : events) engine.schedule(e.time, t, e.kind, e.id, e.arg);
+  engine.run();
+  return engine.fingerprint();
+}
+
+std::vector<Spec> random_stream(std::uint64_t seed, std::size_t n) {
+  TestRng rng(seed);
+  std::vector<Spec> events;
+  for (std::size_t i = 0; i < n; ++i) {
+    events.push_back(Spec{static_cast<SimTime>(rng.below(1000)),
+                          static_cast<std::uint16_t>(rng.below(8)),
+                          static_cast<std::uint32_t>(rng.below(100)), rng.next()});
+  }
+  return events;
+}
+
+TEST(EngineTest, EqualEventStreamsHaveEqualFingerprints) {
+  const auto events = random_stream(5, 500);
+  EXPECT_EQ(fingerprint_of(events), fingerprint_of(events));
+  // An engine that has dispatched nothing has a fingerprint too, distinct from any run.
+  Engine idle;
+  EXPECT_NE(idle.fingerprint(), fingerprint_of(events));
+}
+
+TEST(EngineTest, ChangingAnyOneFieldOfOneEventChangesTheFingerprint) {
+  const auto events = random_stream(9, 500);
+  const std::uint64_t base = fingerprint_of(events);
+  for (std::size_t index : {std::size_t{0}, std::size_t{250}, std::size_t{499}}) {
+    auto changed = events;
+    changed[index].time += 1;
+    EXPECT_NE(fingerprint_of(changed), base) << "time of event " << index;
+    changed = events;
+    changed[index].kind ^= 1;
+    EXPECT_NE(fingerprint_of(changed), base) << "kind of event " << index;
+    changed = events;
+    changed[index].id ^= 1;
+    EXPECT_NE(fingerprint_of(changed), base) << "id of event " << index;
+    changed = events;
+    changed[index].arg ^= 1ULL << 40;
+    EXPECT_NE(fingerprint_of(changed), base) << "arg of event " << index;
+  }
+}
+
+TEST(EngineTest, FingerprintDependsOnTheOrderOfTies) {
+  // Two events at the same time dispatched in the other order are a different trajectory.
+  const std::vector<Spec> ab = {{5, 0, 1, 0}, {5, 0, 2, 0}};
+  const std::vector<Spec> ba = {{5, 0, 2, 0}, {5, 0, 1, 0}};
+  EXPECT_NE(fingerprint_of(ab), fingerprint_of(ba));
+}
+
+TEST(EngineTest, FingerprintDependsOnTheTarget) {
+  // The same event delivered to another handler is another trajectory.
+  auto run_to = [](int which) {
+    Engine engine;
+    Recorder a(engine);
+    Recorder b(engine);
+    const std::uint16_t ta = engine.add_handler(a);
+    const std::uint16_t tb = engine.add_handler(b);
+    engine.schedule(1, which == 0 ? ta : tb, 0, 0);
+    engine.run();
+    return engine.fingerprint();
+  };
+  EXPECT_NE(run_to(0), run_to(1));
+}
+
+using EngineDeathTest = ::testing::Test;
+
+TEST(EngineDeathTest, SchedulingInThePastAborts) {
+  // Scheduling before now() is a broken invariant, not an input error.
+  EXPECT_DEATH(
+      {
+        Engine engine;
+        Recorder r(engine);
+        const std::uint16_t t = engine.add_handler(r);
+        engine.schedule(10, t, 0, 0);
+        engine.run();
+        engine.schedule(9, t, 0, 0);
+      },
+      "time >= now_");
+}
+
+TEST(EngineDeathTest, PoppingAnEmptyQueueAborts) {
+  EXPECT_DEATH(
+      {
+        EventQueue queue;
+        queue.pop();
+      },
+      "empty");
+}
+
+}  // namespace
+}  // namespace bindersim::engine

@@ -1,0 +1,315 @@
+// Behaviour of the mainline wakeup placement steps (KERNEL.md section 2.2 and 2.4), called
+// directly on a live scheduler on the SA8155P topology (silver 0-3 with capacity ~307, gold
+// 4-6 with ~871, prime 7 with 1024; one L3 shared by all CPUs).
+#include "bindersim/sched/placement.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "bindersim/common/error.hpp"
+#include "sched_fixture.hpp"
+
+namespace bindersim::sched {
+namespace {
+
+using namespace fixture;  // NOLINT(google-build-using-namespace): test helpers
+
+using MP = MainlinePlacement;
+
+WakeContext from_cpu(int waker_cpu, int waker_tid = -1, bool sync = false) {
+  WakeContext ctx;
+  ctx.waker_tid = waker_tid;
+  ctx.waker_cpu = waker_cpu;
+  ctx.sync = sync;
+  return ctx;
+}
+
+class PlacementTest : public SchedTest {
+ protected:
+  // Occupies each CPU with a pinned task that runs for a long time; returns their tids once
+  // they run.
+  std::vector<int> busy(std::initializer_list<int> cpus,
+                        const TaskParams& params = fair_params("busy")) {
+    std::vector<int> tids;
+    for (int cpu : cpus) tids.push_back(occupy(cpu, params));
+    run_for(10 * kMicrosecond);
+    for (std::size_t i = 0; i < tids.size(); ++i) {
+      EXPECT_EQ(sched_.rq(*(cpus.begin() + i)).curr, tids[i]);
+    }
+    return tids;
+  }
+  void busy_rt(int cpu, int rt_priority) { busy({cpu}, rt_params("rt", rt_priority)); }
+  // Sets the task's utilisation as of now.
+  void set_util(int tid, double util) { sched_.task_for_update(tid).util.set(util, now()); }
+};
+
+// --- fits_capacity, wake_wide --------------------------------------------------------------
+
+TEST(FitsCapacityTest, KeepsATwentyPercentMargin) {
+  // util_fits_cpu(): a utilisation fits when util x 1.25 is below the capacity.
+  EXPECT_TRUE(MP::fits_capacity(0, 307));
+  EXPECT_TRUE(MP::fits_capacity(245, 307));   // 306.25 < 307
+  EXPECT_FALSE(MP::fits_capacity(246, 307));  // 307.5
+  EXPECT_TRUE(MP::fits_capacity(819, 1024));
+  EXPECT_FALSE(MP::fits_capacity(819.2, 1024));  // exactly 1024: not below
+  EXPECT_FALSE(MP::fits_capacity(1024, 1024));
+}
+
+TEST_F(PlacementTest, WakeWideNeedsManyFlipsOnBothSides) {
+  // wake_wide(): with an LLC of 8 CPUs, the wakeup is "wide" (no affine wakeup) when the
+  // smaller flip count is at least 8 and the larger at least 8 times the smaller, whichever
+  // of waker and wakee has which.
+  const int waker = sched_.create_task(fair_params("waker"));
+  const int wakee = sched_.create_task(fair_params("wakee"));
+  auto wide = [&](unsigned waker_flips, unsigned wakee_flips) {
+    sched_.task_for_update(waker).wakee_flips = waker_flips;
+    sched_.task_for_update(wakee).wakee_flips = wakee_flips;
+    return MP::wake_wide(sched_, waker, wakee);
+  };
+  EXPECT_TRUE(wide(64, 8));
+  EXPECT_FALSE(wide(63, 8));
+  EXPECT_FALSE(wide(100, 7));
+  EXPECT_TRUE(wide(8, 64));
+  EXPECT_TRUE(wide(1000, 100));
+  EXPECT_FALSE(wide(0, 0));
+  // A wakeup from an interrupt has no waker and is never wide.
+  sched_.task_for_update(wakee).wakee_flips = 1000;
+  EXPECT_FALSE(MP::wake_wide(sched_, -1, wakee));
+}
+
+TEST_F(PlacementTest, WakerCountsWakeeFlipsAndHalvesThemEverySecond) {
+  // record_wakee(): the waker's flip count goes up each time it wakes a different task than
+  // last time, and is halved once a second has passed since the last decay.
+  const int a = sleeper(5);
+  const int b = sleeper(6);
+  const int waker = busy({0})[0];
+  const WakeContext ctx = from_cpu(0, waker);
+  auto flips = [&] { return sched_.task(waker).wakee_flips; };
+  MP::select_task_rq_fair(sched_, a, 5, ctx);
+  EXPECT_EQ(flips(), 1U);
+  MP::select_task_rq_fair(sched_, a, 5, ctx);
+  EXPECT_EQ(flips(), 1U);
+  MP::select_task_rq_fair(sched_, b, 6, ctx);
+  MP::select_task_rq_fair(sched_, a, 5, ctx);
+  EXPECT_EQ(flips(), 3U);
+  run_for(1100 * kMillisecond);
+  MP::select_task_rq_fair(sched_, b, 6, ctx);
+  EXPECT_EQ(flips(), 3U / 2 + 1);
+}
+
+// --- wake_affine ---------------------------------------------------------------------------
+
+TEST_F(PlacementTest, WakeAffineIdleThisCpuPrefersIdlePrevElseThis) {
+  // wake_affine_idle(): this CPU idle and sharing a cache with prev (every pair on the
+  // SA8155P): prev if prev is idle, else this CPU.
+  const int tid = sleeper(5);
+  EXPECT_EQ(MP::wake_affine(sched_, tid, /*this*/ 3, /*prev*/ 5, false, -1), 5);
+  EXPECT_EQ(MP::wake_affine(sched_, tid, 3, 5, true, -1), 5);
+  busy({5});
+  EXPECT_EQ(MP::wake_affine(sched_, tid, 3, 5, false, -1), 3);
+  EXPECT_EQ(MP::wake_affine(sched_, tid, 3, 5, true, -1), 3);
+}
+
+TEST_F(PlacementTest, SyncWakeupFromACpuRunningOnlyTheWakerStaysThere) {
+  // With WF_SYNC and nr_running(this) == 1 (only the waker), wake_affine returns this CPU even
+  // when prev is idle; without sync, or with more tasks on this CPU, an idle prev wins.
+  const int tid = sleeper(5);
+  const int waker = busy({0})[0];
+  ASSERT_EQ(sched_.nr_running(0), 1);
+  EXPECT_EQ(MP::wake_affine(sched_, tid, /*this*/ 0, /*prev*/ 5, /*sync*/ true, waker), 0);
+  EXPECT_EQ(MP::wake_affine(sched_, tid, 0, 5, /*sync*/ false, waker), 5);
+  spawn(fair_params("queued", 0, only(0)), 10 * kMillisecond, 0);
+  run_for(10 * kMicrosecond);
+  ASSERT_EQ(sched_.rq(0).curr, waker);
+  ASSERT_EQ(sched_.nr_running(0), 2);
+  EXPECT_EQ(MP::wake_affine(sched_, tid, 0, 5, /*sync*/ true, waker), 5);
+}
+
+// --- select_idle_sibling -------------------------------------------------------------------
+
+TEST_F(PlacementTest, SelectIdleSiblingTriesTargetThenPrevThenRecentThenCapacityScan) {
+  // select_idle_sibling(): target if idle; else prev if idle; else the task's recently used
+  // CPU if idle; else the select_idle_capacity() scan from target. Each call records prev as
+  // the new recently used CPU.
+  const int tid = sleeper(5);
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, /*prev*/ 5, /*target*/ 2), 2);
+  busy({2});
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 5, 2), 5);
+  busy({5});
+  sched_.task_for_update(tid).recent_used_cpu = 6;
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 5, 2), 6);
+  EXPECT_EQ(sched_.task(tid).recent_used_cpu, 5);
+  busy({6});
+  sched_.task_for_update(tid).recent_used_cpu = 6;
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 5, 2), 3);  // scan 2 (busy), 3
+  busy({3, 4, 7});
+  sched_.task_for_update(tid).recent_used_cpu = 6;
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 5, 2), 0);  // 2..7 busy: wraps to 0
+}
+
+TEST_F(PlacementTest, SelectIdleSiblingSkipsIdleCpusTheTaskDoesNotFit) {
+  // On an asymmetric system target, prev and the recent CPU are taken only if the task fits
+  // them; a task too big for silver goes to the first idle gold CPU of the scan.
+  const int tid = sleeper(1);
+  sched_.task_for_update(tid).recent_used_cpu = 3;
+  set_util(tid, 400);  // 500 with margin: more than silver's ~307, less than gold's ~871
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, /*prev*/ 1, /*target*/ 2), 4);
+  set_util(tid, 10);
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 1, 2), 2);
+}
+
+TEST_F(PlacementTest, RecentUsedCpuMustBeAllowed) {
+  // The recently used CPU is skipped when the task's affinity excludes it.
+  const int tid = sleeper(5, fair_params("task"), only(5) | only(1));
+  busy({2, 5});
+  sched_.task_for_update(tid).recent_used_cpu = 6;
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 5, 2), 1);
+}
+
+// --- select_idle_capacity ------------------------------------------------------------------
+
+TEST_F(PlacementTest, SelectIdleCapacityScansFromTargetAndWraps) {
+  // select_idle_capacity(): CPUs are scanned from target upwards, wrapping, and the first idle
+  // one the task fits is taken.
+  const int tid = sleeper(0);
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 5), 5);
+  busy({5});
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 5), 6);
+  busy({6, 7});
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 6), 0);
+}
+
+TEST_F(PlacementTest, SelectIdleCapacityTakesFirstIdleCpuTheTaskFits) {
+  // Idle CPUs too small for the task are passed over for the first idle one it fits.
+  const int tid = sleeper(0);
+  set_util(tid, 400);  // fits gold and prime only
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 0), 4);
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 5), 5);
+  busy({4, 5});
+  set_util(tid, 400);
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 0), 6);
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 7), 7);
+}
+
+TEST_F(PlacementTest, SelectIdleCapacityFallsBackToTheBiggestIdleCpu) {
+  // When the task fits no idle CPU, the idle CPU with the most capacity is taken; among equal
+  // capacities the first one in scan order.
+  const int tid = sleeper(0);
+  busy({5, 7});
+  set_util(tid, 800);  // 1000 with margin: fits only the prime core, which is busy
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 5), 6);
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 0), 4);
+  busy({4, 6});
+  set_util(tid, 800);
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 2), 2);
+}
+
+TEST_F(PlacementTest, SelectIdleCapacityReturnsMinusOneWithoutAnAllowedIdleCpu) {
+  // Only CPUs the task may run on count; with none of them idle the result is -1.
+  const int tid = sleeper(1, fair_params("task"), only(1) | only(6));
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 0), 1);
+  busy({1});
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 0), 6);
+  busy({6});
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 0), -1);
+  const int free_task = sleeper(0);
+  busy({0, 2, 3, 4, 5, 7});
+  EXPECT_EQ(MP::select_idle_capacity(sched_, free_task, 3), -1);
+}
+
+// --- select_task_rq_fair -------------------------------------------------------------------
+
+TEST_F(PlacementTest, ForkAndTimerWakeupsTakeFirstIdleFittingCpuFromPrev) {
+  // New tasks and wakeups without a waker CPU skip wake_affine: the first idle fitting CPU
+  // scanning from prev, else prev.
+  const int tid = sleeper(5);
+  EXPECT_EQ(MP::select_task_rq_fair(sched_, tid, 5, WakeContext{}), 5);
+  busy({5});
+  EXPECT_EQ(MP::select_task_rq_fair(sched_, tid, 5, WakeContext{}), 6);
+  busy({0, 1, 2, 3, 4, 6, 7});
+  EXPECT_EQ(MP::select_task_rq_fair(sched_, tid, 5, WakeContext{}), 5);
+}
+
+TEST_F(PlacementTest, SyncWakeupFromLoneWakerGoesToIdlePrevOrStaysAffine) {
+  // A sync wakeup from a CPU running only the waker targets that CPU; select_idle_sibling
+  // still prefers an idle prev over the busy target. With prev busy, the wakee goes to the
+  // first idle CPU scanning from the waker's CPU.
+  const int tid = sleeper(5);
+  const int waker = busy({0})[0];
+  const WakeContext sync = from_cpu(0, waker, true);
+  EXPECT_EQ(MP::select_task_rq_fair(sched_, tid, 5, sync), 5);
+  busy({5});
+  sched_.task_for_update(tid).recent_used_cpu = -1;
+  EXPECT_EQ(MP::select_task_rq_fair(sched_, tid, 5, sync), 1);
+}
+
+// --- RT placement --------------------------------------------------------------------------
+
+TEST_F(PlacementTest, RtWakeeStaysUnlessAnEqualOrHigherRtTaskRunsThere) {
+  // select_task_rq_rt(): the wakee stays on its CPU when that CPU is idle or runs CFS or a
+  // lower RT priority; when an RT task of equal or higher priority runs there it goes to
+  // find_lowest_rq()'s choice (here its own idle CPU 0).
+  const int tid = sleeper(0, rt_params("wakee", 50));
+  busy({1});       // CFS
+  busy_rt(2, 30);  // lower
+  busy_rt(3, 50);  // equal
+  busy_rt(4, 70);  // higher
+  const WakeContext ctx = from_cpu(6);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 5, ctx), 5);  // idle
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 1, ctx), 1);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 2, ctx), 2);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 3, ctx), 0);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 4, ctx), 0);
+}
+
+TEST_F(PlacementTest, FindLowestRqPrefersOwnCpuThenWakerCpuThenFirstLowest) {
+  // find_lowest_rq(): among the CPUs at the lowest priority level (idle and CFS-only CPUs
+  // share it), the task's own CPU, else the waker's CPU, else the first such CPU.
+  const int tid = sleeper(3, rt_params("wakee", 50));
+  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, /*this*/ 5), 3);
+  busy_rt(3, 60);
+  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, 5), 5);
+  busy_rt(5, 10);  // below the wakee, but above the CFS/idle level
+  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, 5), 0);
+  busy({0});  // CFS: still the lowest level
+  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, 5), 0);
+  busy_rt(0, 20);
+  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, 5), 1);
+  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, -1), 1);
+}
+
+TEST_F(PlacementTest, FindLowestRqTakesOnlyTheLowestLevel) {
+  // Only CPUs at the lowest level present are candidates, not every CPU below the wakee;
+  // with no CPU below the wakee there is none (-1) and the wakee stays on its CPU.
+  const int tid = sleeper(3, rt_params("wakee", 50));
+  for (int cpu = 0; cpu < 8; ++cpu) busy_rt(cpu, cpu == 6 ? 20 : 40);
+  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, 5), 6);
+  // A priority-20 wakee: no CPU runs below it (40 everywhere, 20 on CPU 6).
+  const int low = sched_.create_task(rt_params("low", 20));
+  sched_.task_for_update(low).cpu = 6;
+  EXPECT_EQ(MP::find_lowest_rq(sched_, low, 5), -1);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, low, 6, from_cpu(5)), 6);
+}
+
+TEST_F(PlacementTest, RtWakeeThatDoesNotFitItsCpuMovesToAFittingLowestCpu) {
+  // An RT wakee too big for its CPU goes to the first CPU at the lowest level that fits it.
+  const int tid = sleeper(1, rt_params("wakee", 50));
+  set_util(tid, 400);
+  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, 2), 4);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 1, from_cpu(2)), 4);
+}
+
+TEST(PlacementRegistryTest, KnowsMainlineAndRejectsUnknownNames) {
+  // The factory builds the listed placements and rejects others with a ConfigError.
+  const std::vector<std::string> names = placement_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "mainline"), names.end());
+  EXPECT_EQ(make_placement("mainline")->name(), "mainline");
+  EXPECT_THROW(make_placement("nope"), ConfigError);
+}
+
+}  // namespace
+}  // namespace bindersim::sched

@@ -1,0 +1,92 @@
+// Golden results: each shipped scenario, scaled down, under each selector, compared with the
+// result stored in tests/golden/. The model is deterministic, so every field must match
+// exactly except provenance.version; an intended model change regenerates the files with
+// tools/regen-golden.sh (which sets BINDERSIM_REGEN_GOLDEN=1).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "bindersim/io/result_json.hpp"
+#include "sim_fixture.hpp"
+
+namespace bindersim {
+namespace {
+
+struct GoldenCase {
+  std::string scenario;
+  std::string selector;
+  std::int64_t iterations;
+};
+
+// Printed by GoogleTest for a failing case.
+void PrintTo(const GoldenCase& c, std::ostream* out) {
+  *out << c.scenario << " under " << c.selector << ", " << c.iterations << " iterations";
+}
+
+std::string golden_path(const GoldenCase& c) {
+  return testing::kSourceDir + "/tests/golden/" + c.scenario + "-" + c.selector + ".json";
+}
+
+// Lists the JSON pointers where `expected` and `actual` differ.
+void diff(const nlohmann::json& expected, const nlohmann::json& actual, const std::string& at,
+          std::vector<std::string>& out) {
+  if (expected.is_object() && actual.is_object()) {
+    for (const auto& [key, value] : expected.items()) {
+      if (!actual.contains(key)) {
+        out.push_back(at + "/" + key + ": missing");
+        continue;
+      }
+      diff(value, actual.at(key), at + "/" + key, out);
+    }
+    for (const auto& [key, value] : actual.items()) {
+      if (!expected.contains(key)) out.push_back(at + "/" + key + ": unexpected");
+    }
+    return;
+  }
+  if (expected != actual) {
+    out.push_back(at + ": expected " + expected.dump() + ", got " + actual.dump());
+  }
+}
+
+class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(GoldenTest, MatchesStoredResult) {
+  const GoldenCase& c = GetParam();
+  const auto scenario = testing::scaled_scenario(c.scenario, c.iterations);
+  nlohmann::json actual = io::result_to_json(testing::run_scenario(scenario, c.selector));
+  actual["provenance"].erase("version");
+
+  const char* regen = std::getenv("BINDERSIM_REGEN_GOLDEN");
+  if (regen != nullptr && std::string(regen) == "1") {
+    std::ofstream(golden_path(c)) << actual.dump(2) << "\n";
+    GTEST_SKIP() << "regenerated " << golden_path(c);
+  }
+  std::ifstream in(golden_path(c));
+  ASSERT_TRUE(in) << "no golden file " << golden_path(c) << "; run tools/regen-golden.sh";
+  const nlohmann::json expected = nlohmann::json::parse(in);
+  std::vector<std::string> differences;
+  diff(expected, actual, "", differences);
+  std::string report;
+  for (const auto& line : differences) report += "\n  " + line;
+  EXPECT_TRUE(differences.empty())
+      << golden_path(c) << " differs (after an intended model change run "
+      << "tools/regen-golden.sh):" << report;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, GoldenTest,
+                         ::testing::Values(GoldenCase{"schd-dbg", "fifo", 1000},
+                                           GoldenCase{"schd-dbg", "ctabs", 1000},
+                                           GoldenCase{"schd-dbg", "ctabs-nudge", 1000}),
+                         [](const ::testing::TestParamInfo<GoldenCase>& param_info) {
+                           std::string name =
+                               param_info.param.scenario + "_" + param_info.param.selector;
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace bindersim

@@ -1,0 +1,121 @@
+// Whole-simulation properties: determinism, seeds, selectors and the consistency of results.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "bindersim/io/result_json.hpp"
+#include "sim_fixture.hpp"
+
+namespace bindersim {
+namespace {
+
+using stats::SchedClass;
+using stats::Tier;
+using testing::run_scenario;
+using testing::scaled_scenario;
+
+std::string json_text(const stats::RunResult& result) {
+  std::ostringstream out;
+  io::write_result_json(result, out);
+  return out.str();
+}
+
+class SchdDbgTest : public ::testing::Test {
+ protected:
+  workload::Scenario scenario_ = scaled_scenario("schd-dbg", 500);
+};
+
+TEST_F(SchdDbgTest, SameSeedGivesByteIdenticalResults) {
+  // Same scenario, options and seed: the same trajectory and the same file, byte for byte.
+  const auto first = run_scenario(scenario_, "ctabs", 3);
+  const auto second = run_scenario(scenario_, "ctabs", 3);
+  EXPECT_EQ(first.fingerprint, second.fingerprint);
+  EXPECT_EQ(json_text(first), json_text(second));
+}
+
+TEST_F(SchdDbgTest, AnotherSeedGivesAnotherTrajectory) {
+  // The background load draws from the seeded streams, so another seed is another run.
+  EXPECT_NE(run_scenario(scenario_, "fifo", 1).fingerprint,
+            run_scenario(scenario_, "fifo", 2).fingerprint);
+}
+
+TEST_F(SchdDbgTest, EveryCallIsCountedInExactlyOneTier) {
+  // Each client iteration makes one SCHED_FIFO and one SCHED_OTHER call.
+  const auto result = run_scenario(scenario_, "fifo");
+  EXPECT_EQ(result.completed, 2u * 500u);
+  std::uint64_t per_class[2] = {0, 0};
+  for (auto cls : {SchedClass::kFifo, SchedClass::kOther}) {
+    for (auto tier : {Tier::kSameCore, Tier::kSameCluster, Tier::kCrossCluster}) {
+      per_class[static_cast<int>(cls)] += result.tier(cls, tier).count();
+    }
+  }
+  EXPECT_EQ(per_class[0], 500u);
+  EXPECT_EQ(per_class[1], 500u);
+  EXPECT_EQ(result.latency.count(), result.completed);
+}
+
+TEST_F(SchdDbgTest, SelectionsAreCountedByReason) {
+  // Every call selects a looper (replies never do); the reasons add up to the selections.
+  const auto result = run_scenario(scenario_, "fifo");
+  const auto& s = result.selection;
+  EXPECT_EQ(s.same_cpu + s.same_cluster + s.other + s.none_idle, result.completed);
+}
+
+TEST_F(SchdDbgTest, CtabsDecidesDifferentlyFromTheDefault) {
+  // With several idle loopers whose last CPUs differ, CTABS prefers the caller's CPU or
+  // cluster where the default takes the most recently idle looper.
+  const auto fifo = run_scenario(scenario_, "fifo");
+  const auto ctabs = run_scenario(scenario_, "ctabs");
+  const auto& a = fifo.selection;
+  const auto& b = ctabs.selection;
+  EXPECT_TRUE(a.same_cpu != b.same_cpu || a.same_cluster != b.same_cluster || a.other != b.other)
+      << "fifo and ctabs made the same decisions";
+  EXPECT_NE(fifo.fingerprint, ctabs.fingerprint);
+}
+
+TEST_F(SchdDbgTest, NudgeIsDeclinedWhileTheCallerRuns) {
+  // On a synchronous call the caller runs on its CPU while it selects, so
+  // available_idle_cpu(caller_cpu) is false and ctabs-nudge declines every cluster-match
+  // nudge; ctabs and fifo never nudge.
+  const auto nudge = run_scenario(scenario_, "ctabs-nudge");
+  EXPECT_EQ(nudge.selection.nudges_applied, 0u);
+  EXPECT_EQ(nudge.selection.nudges_declined, nudge.selection.same_cluster);
+  const auto ctabs = run_scenario(scenario_, "ctabs");
+  EXPECT_EQ(ctabs.selection.nudges_declined, 0u);
+}
+
+TEST_F(SchdDbgTest, CountersArePlausible) {
+  // Every call wakes a looper and the caller sleeps: at least two switches per call; cycles
+  // are counted at the running CPU's frequency; misses never exceed references.
+  const auto result = run_scenario(scenario_, "fifo");
+  EXPECT_GE(result.counters.context_switches, 2 * result.completed);
+  EXPECT_GT(result.counters.cpu_cycles, 0u);
+  EXPECT_GT(result.counters.cache_refs, result.counters.cache_misses);
+  EXPECT_GT(result.counters.migrations, 0u);
+}
+
+TEST_F(SchdDbgTest, LatenciesAreOrderedWithinEachTier) {
+  // min <= p50 <= p90 <= p99 <= max for every tier with calls.
+  const auto result = run_scenario(scenario_, "ctabs");
+  for (const auto& per_class : result.tiers) {
+    for (const auto& h : per_class) {
+      if (h.count() == 0) continue;
+      EXPECT_LE(h.min(), h.percentile(0.5));
+      EXPECT_LE(h.percentile(0.5), h.percentile(0.9));
+      EXPECT_LE(h.percentile(0.9), h.percentile(0.99));
+      EXPECT_LE(h.percentile(0.99), h.max());
+    }
+  }
+}
+
+TEST_F(SchdDbgTest, TimeLimitStopsARunThatCannotFinish) {
+  // A run stops at the scenario's time limit even when clients are not done.
+  auto scenario = scenario_;
+  scenario.time_limit_ns = 5'000'000;  // 5 ms: far too short for 500 iterations
+  const auto result = run_scenario(scenario, "fifo");
+  EXPECT_LE(result.simulated_ns, 5'000'000);
+  EXPECT_LT(result.completed, 1000u);
+}
+
+}  // namespace
+}  // namespace bindersim

@@ -1,0 +1,379 @@
+#include "bindersim/workload/scenario.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
+#include "bindersim/sched/placement.hpp"
+#include "bindersim/selectors/registry.hpp"
+
+namespace bindersim::workload {
+namespace {
+
+const std::string kSourceDir = BINDERSIM_SOURCE_DIR;
+const std::string kDataDir = BINDERSIM_TEST_DATA_DIR;
+const std::string kFile = "scenarios/x.json";  // the name bad inputs are reported under
+
+class ScenarioTest : public ::testing::Test {
+ protected:
+  ScenarioTest() { selectors::register_builtin_selectors(registry_); }
+
+  // The shipped schd-dbg scenario as a JSON value, to be edited into bad variants.
+  static nlohmann::json shipped() {
+    return JsonDocument::parse_file(kSourceDir + "/scenarios/schd-dbg.json").value();
+  }
+
+  Scenario parse(const nlohmann::json& value) const {
+    const JsonDocument doc = JsonDocument::parse_text(value.dump(2), kFile);
+    return parse_scenario(doc.root(), registry_);
+  }
+
+  // The ConfigError message of parsing schd-dbg after `edit`, or a marker if it parsed.
+  std::string error_after(const std::function<void(nlohmann::json&)>& edit) const {
+    nlohmann::json value = shipped();
+    edit(value);
+    try {
+      parse(value);
+    } catch (const ConfigError& error) {
+      return error.what();
+    }
+    return "<parsed without error>";
+  }
+
+  selectors::SelectorRegistry registry_;
+};
+
+// The call step of the schd-dbg client's main thread, and the one inside its fifo thread.
+nlohmann::json& main_call(nlohmann::json& s) { return s["clients"][0]["iteration"][2]; }
+nlohmann::json& thread_step(nlohmann::json& s) { return s["clients"][0]["iteration"][0]; }
+
+// ---------------------------------------------------------------------------------------------
+// The shipped scenario
+
+TEST_F(ScenarioTest, ShippedSchdDbgLoads) {
+  // The mirror of schd-dbg: 10,000 iterations, each a call from a fresh SCHED_FIFO priority-99
+  // thread and one from the SCHED_OTHER main thread, both with 16-byte payloads to "server".
+  const Scenario s =
+      load_scenario("schd-dbg", kSourceDir + "/scenarios", registry_);  // looked up by name
+  EXPECT_EQ(s.name, "schd-dbg");
+  EXPECT_EQ(s.file, kSourceDir + "/scenarios/schd-dbg.json");
+  EXPECT_EQ(s.topology, "sa8155p");
+  EXPECT_EQ(s.seed, 1u);
+  EXPECT_EQ(s.kernel.placement, "mainline");
+  EXPECT_EQ(s.kernel.selector, "fifo");
+  EXPECT_EQ(s.kernel.inheritance, binder::PriorityInheritance::kAndroid);
+
+  ASSERT_EQ(s.processes.size(), 2u);
+  EXPECT_EQ(s.processes[0].name, "server");
+  ASSERT_EQ(s.processes[0].nodes.size(), 1u);
+  EXPECT_EQ(s.processes[0].nodes[0].config.name, "binderWorker0");
+  EXPECT_EQ(s.processes[0].nodes[0].reply_bytes, 8);
+  ASSERT_EQ(s.processes[0].nodes[0].handler.size(), 1u);
+  EXPECT_EQ(s.processes[0].nodes[0].handler[0].op, Step::Op::kCompute);
+  EXPECT_EQ(s.processes[0].nodes[0].handler[0].amount.a, 4000);
+
+  ASSERT_EQ(s.clients.size(), 1u);
+  const ClientSpec& client = s.clients[0];
+  EXPECT_EQ(client.iterations, 10'000);
+  EXPECT_EQ(client.process, 1);
+  EXPECT_EQ(client.policy, sched::Policy::kNormal);
+  ASSERT_EQ(client.iteration.size(), 3u);
+
+  const Step& thread = client.iteration[0];
+  EXPECT_EQ(thread.op, Step::Op::kThread);
+  EXPECT_EQ(thread.policy, sched::Policy::kFifo);
+  EXPECT_EQ(thread.rt_priority, 99);
+  ASSERT_NE(thread.steps, nullptr);
+  ASSERT_EQ(thread.steps->size(), 2u);
+  const Step& thread_call = (*thread.steps)[1];
+  EXPECT_EQ(thread_call.op, Step::Op::kCall);
+  EXPECT_EQ(thread_call.payload_bytes, 16);
+  EXPECT_EQ(thread_call.target.processes, std::vector<int>{0});
+  EXPECT_FALSE(thread_call.oneway);
+
+  const Step& call = client.iteration[2];
+  EXPECT_EQ(call.op, Step::Op::kCall);
+  EXPECT_EQ(call.payload_bytes, 16);
+  EXPECT_EQ(call.target.processes, std::vector<int>{0});
+
+  // Six background tasks outside any binder process, with exponential work and sleeps.
+  ASSERT_EQ(s.background.size(), 6u);
+  for (const ClientSpec& task : s.background) {
+    EXPECT_EQ(task.process, -1);
+    ASSERT_EQ(task.iteration.size(), 2u);
+    EXPECT_EQ(task.iteration[0].amount.kind, Quantity::Kind::kExponential);
+    EXPECT_EQ(task.iteration[0].amount.a, 150'000);
+  }
+}
+
+TEST_F(ScenarioTest, LoadsByPathAndListsScenariosForAnUnknownName) {
+  const Scenario s =
+      load_scenario(kSourceDir + "/scenarios/schd-dbg.json", "/nonexistent", registry_);
+  EXPECT_EQ(s.name, "schd-dbg");
+  try {
+    load_scenario("schd-dgb", kSourceDir + "/scenarios", registry_);
+    FAIL() << "an unknown scenario name loaded";
+  } catch (const ConfigError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind("unknown scenario \"schd-dgb\" (did you mean \"schd-dbg\"?); "
+                            "available scenarios: ",
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("schd-dbg"), std::string::npos) << message;
+  }
+}
+
+TEST_F(ScenarioTest, DocumentedDefaultsApply) {
+  // tests/data/scenarios/minimal.json leaves out every optional key it can.
+  const Scenario s =
+      load_scenario(kDataDir + "/scenarios/minimal.json", kSourceDir + "/scenarios", registry_);
+  EXPECT_EQ(s.description, "");
+  EXPECT_EQ(s.seed, 1u);
+  EXPECT_EQ(s.time_limit_ns, 3600LL * 1'000'000'000LL);
+  EXPECT_EQ(s.kernel.placement, "mainline");
+  EXPECT_EQ(s.kernel.selector, "fifo");
+  EXPECT_EQ(s.kernel.inheritance, binder::PriorityInheritance::kAndroid);
+
+  ASSERT_EQ(s.processes.size(), 2u);
+  const ProcessSpec& a = s.processes[0];
+  EXPECT_EQ(a.max_threads, 15);
+  EXPECT_TRUE(a.start_thread_pool);
+  EXPECT_EQ(a.looper_working_set_bytes, 0);
+  ASSERT_EQ(a.nodes.size(), 1u);  // the default node
+  EXPECT_EQ(a.nodes[0].config.name, "service");
+  EXPECT_TRUE(a.nodes[0].config.inherit_rt);
+  EXPECT_EQ(a.nodes[0].config.min_nice, 19);
+  EXPECT_TRUE(a.nodes[0].handler.empty());
+
+  const ProcessSpec& b = s.processes[1];
+  EXPECT_EQ(b.max_threads, 2);
+  EXPECT_FALSE(b.start_thread_pool);
+  ASSERT_EQ(b.nodes.size(), 2u);
+  EXPECT_FALSE(b.nodes[1].config.inherit_rt);
+  EXPECT_EQ(b.nodes[1].config.min_nice, -5);
+  EXPECT_EQ(b.nodes[1].reply_bytes, 4);
+  ASSERT_EQ(b.nodes[0].handler.size(), 1u);
+  EXPECT_EQ(b.nodes[0].handler[0].amount.kind, Quantity::Kind::kUniform);
+  EXPECT_EQ(b.nodes[0].handler[0].amount.a, 100);
+  EXPECT_EQ(b.nodes[0].handler[0].amount.b, 200);
+  // A handler may call another process (parsed after every process is known).
+  ASSERT_EQ(b.nodes[1].handler.size(), 1u);
+  EXPECT_TRUE(b.nodes[1].handler[0].oneway);
+  EXPECT_EQ(b.nodes[1].handler[0].target.processes, std::vector<int>{0});
+
+  ASSERT_EQ(s.clients.size(), 1u);
+  const ClientSpec& c = s.clients[0];
+  EXPECT_EQ(c.policy, sched::Policy::kNormal);
+  EXPECT_EQ(c.nice, 0);
+  EXPECT_EQ(c.start_ns, 0);
+  EXPECT_EQ(c.iterations, 3);
+  EXPECT_EQ(c.affinity, (std::vector<int>{4, 5}));
+  EXPECT_EQ(c.affinity_pointer, "/clients/0/affinity");
+  ASSERT_EQ(c.iteration.size(), 3u);
+  EXPECT_EQ(c.iteration[0].target.processes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(c.iteration[0].target.node, 0);
+  EXPECT_EQ(c.iteration[0].payload_bytes, 64);
+  EXPECT_FALSE(c.iteration[0].oneway);
+  EXPECT_EQ(c.iteration[1].target.node, 1);  // "second"
+  EXPECT_EQ(c.iteration[1].target.node_name, "second");
+  EXPECT_EQ(c.iteration[1].payload_bytes, 0);
+  EXPECT_EQ(c.iteration[2].op, Step::Op::kSleep);
+  EXPECT_EQ(c.iteration[2].amount.kind, Quantity::Kind::kExponential);
+
+  // A background task may make calls when it belongs to a process; one without does not.
+  ASSERT_EQ(s.background.size(), 2u);
+  EXPECT_EQ(s.background[0].process, 1);
+  EXPECT_EQ(s.background[1].process, -1);
+  EXPECT_EQ(s.background[1].nice, 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: one exact line naming the file and the JSON pointer
+
+TEST_F(ScenarioTest, WrongTypeNamesPointerExpectedAndFound) {
+  EXPECT_EQ(error_after([](auto& s) { s["clients"][0]["iterations"] = "many"; }),
+            kFile + ": /clients/0/iterations: expected an integer, got \"many\"");
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["payload_bytes"] = "16"; }),
+            kFile + ": /clients/0/iteration/2/payload_bytes: expected an integer, got \"16\"");
+  EXPECT_EQ(error_after([](auto& s) { s["processes"] = nlohmann::json::object(); }),
+            kFile + ": /processes: expected an array, got an object");
+}
+
+TEST_F(ScenarioTest, OutOfRangeValuesNameTheRange) {
+  EXPECT_EQ(error_after([](auto& s) { thread_step(s)["priority"] = 100; }),
+            kFile + ": /clients/0/iteration/0/priority: expected an integer in [1, 99], got 100");
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["payload_bytes"] = 2'097'152; }),
+            kFile +
+                ": /clients/0/iteration/2/payload_bytes: expected an integer in [0, 1048576], "
+                "got 2097152");
+  EXPECT_EQ(error_after([](auto& s) { s["clients"][0]["iterations"] = 0; }),
+            kFile + ": /clients/0/iterations: expected an integer in [1, 1099511627776], got 0");
+}
+
+TEST_F(ScenarioTest, MaxThreadsIsRangeCheckedBeforeNarrowing) {
+  // 2^32 + 5 does not fit an int: it is out of range, not read as 5.
+  EXPECT_EQ(error_after([](auto& s) { s["processes"][0]["max_threads"] = 4'294'967'301LL; }),
+            kFile + ": /processes/0/max_threads: expected an integer in [0, 1000], got 4294967301");
+  EXPECT_EQ(error_after([](auto& s) { s["processes"][0]["max_threads"] = -1; }),
+            kFile + ": /processes/0/max_threads: expected an integer in [0, 1000], got -1");
+}
+
+TEST_F(ScenarioTest, TimeLimitMustBePositiveAndBounded) {
+  // Checked in seconds before the conversion to int64 nanoseconds, which 1e300 would overflow.
+  EXPECT_EQ(error_after([](auto& s) { s["time_limit_s"] = 0; }),
+            kFile + ": /time_limit_s: expected a number in [1e-09, 1e+06], got 0");
+  EXPECT_EQ(error_after([](auto& s) { s["time_limit_s"] = 1e300; }),
+            kFile + ": /time_limit_s: expected a number in [1e-09, 1e+06], got 1e+300");
+  nlohmann::json value = shipped();
+  value["time_limit_s"] = 2.5;
+  EXPECT_EQ(parse(value).time_limit_ns, 2'500'000'000);
+}
+
+TEST_F(ScenarioTest, MissingKeyNamesTheObjectAndTheKey) {
+  EXPECT_EQ(error_after([](auto& s) { s["clients"][0].erase("iterations"); }),
+            kFile + ": /clients/0: missing required key \"iterations\"");
+  EXPECT_EQ(error_after([](auto& s) { thread_step(s).erase("create_ref_ns"); }),
+            kFile + ": /clients/0/iteration/0: missing required key \"create_ref_ns\"");
+  EXPECT_EQ(error_after([](auto& s) { s.erase("topology"); }),
+            kFile + ": /: missing required key \"topology\"");
+}
+
+TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
+  EXPECT_EQ(error_after([](auto& s) {
+              auto& call = main_call(s);
+              call["payload_byts"] = call["payload_bytes"];
+              call.erase("payload_bytes");
+            }),
+            kFile +
+                ": /clients/0/iteration/2/payload_byts: unknown key (did you mean "
+                "\"payload_bytes\"?); valid keys: node, oneway, op, payload_bytes, target");
+  EXPECT_EQ(error_after([](auto& s) { s["descripton"] = "typo"; }),
+            kFile +
+                ": /descripton: unknown key (did you mean \"description\"?); valid keys: "
+                "background, clients, description, kernel, name, processes, schema, seed, "
+                "source, time_limit_s, topology");
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
+            kFile +
+                ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
+                "placement, priority_inheritance, selector, source");
+}
+
+TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["target"] = "sever"; }),
+            kFile +
+                ": /clients/0/iteration/2/target: unknown process \"sever\"; valid processes: "
+                "server, client");
+  // In a list of targets, the pointer names the bad element.
+  EXPECT_EQ(error_after([](auto& s) {
+              main_call(s)["target"] = {"server", "nobody"};
+            }),
+            kFile +
+                ": /clients/0/iteration/2/target/1: unknown process \"nobody\"; valid "
+                "processes: server, client");
+  // A client's own process is checked the same way.
+  EXPECT_EQ(error_after([](auto& s) { s["clients"][0]["process"] = "clinet"; }),
+            kFile +
+                ": /clients/0/process: unknown process \"clinet\"; valid processes: server, "
+                "client");
+}
+
+TEST_F(ScenarioTest, UnknownNodeListsTheTargetsNodes) {
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["node"] = "binderWorker1"; }),
+            kFile +
+                ": /clients/0/iteration/2/node: process \"server\" has no node "
+                "\"binderWorker1\"; valid nodes: binderWorker0");
+}
+
+TEST_F(ScenarioTest, CallToAProcessWithoutNodesIsAnError) {
+  // "nodes": [] exports nothing; a call without "node" would otherwise go to a missing node 0.
+  EXPECT_EQ(error_after([](auto& s) { s["processes"][0]["nodes"] = nlohmann::json::array(); }),
+            kFile +
+                ": /clients/0/iteration/0/steps/1/target: process \"server\" has no nodes to "
+                "call");
+}
+
+TEST_F(ScenarioTest, FifoThreadWithoutPriorityIsAnError) {
+  EXPECT_EQ(error_after([](auto& s) { thread_step(s).erase("priority"); }),
+            kFile + ": /clients/0/iteration/0: a \"fifo\" thread needs \"priority\" (1..99)");
+  EXPECT_EQ(error_after([](auto& s) { s["clients"][0]["policy"] = "fifo"; }),
+            kFile + ": /clients/0: a \"fifo\" client needs \"priority\" (1..99)");
+}
+
+TEST_F(ScenarioTest, BadPlacementListsValidValues) {
+  // The valid placements are whatever the scheduler layer offers, listed in its order.
+  std::string valid;
+  for (const std::string& name : sched::placement_names()) {
+    valid += (valid.empty() ? "" : ", ") + name;
+  }
+  ASSERT_NE(valid.find("mainline"), std::string::npos);
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["placement"] = "eas"; }),
+            kFile + ": /kernel/placement: expected one of " + valid + ", got \"eas\"");
+}
+
+TEST_F(ScenarioTest, BadSelectorListsValidValues) {
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["selector"] = "ctab"; }),
+            kFile + ": /kernel/selector: expected one of fifo, ctabs, ctabs-nudge, got \"ctab\"");
+  EXPECT_EQ(
+      error_after([](auto& s) { s["kernel"]["priority_inheritance"] = "rt"; }),
+      kFile + ": /kernel/priority_inheritance: expected one of android, upstream, got \"rt\"");
+  EXPECT_EQ(error_after([](auto& s) { thread_step(s)["policy"] = "rr"; }),
+            kFile + ": /clients/0/iteration/0/policy: expected one of normal, fifo, got \"rr\"");
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["op"] = "transact"; }),
+            kFile +
+                ": /clients/0/iteration/2/op: expected one of compute, sleep, call, thread, "
+                "got \"transact\"");
+}
+
+TEST_F(ScenarioTest, BackgroundTaskWithoutProcessCannotCall) {
+  const nlohmann::json call = {{"op", "call"}, {"target", "server"}};
+  EXPECT_EQ(error_after([&](auto& s) { s["background"][0]["iteration"].push_back(call); }),
+            kFile +
+                ": /background/0/iteration: a background task without \"process\" cannot "
+                "make calls");
+  // A call hidden inside a thread step counts too.
+  const nlohmann::json thread = {{"op", "thread"},
+                                 {"create_ref_ns", 1},
+                                 {"start_ref_ns", 1},
+                                 {"exit_ref_ns", 1},
+                                 {"steps", {call}}};
+  EXPECT_EQ(error_after([&](auto& s) { s["background"][2]["iteration"].push_back(thread); }),
+            kFile +
+                ": /background/2/iteration: a background task without \"process\" cannot "
+                "make calls");
+}
+
+TEST_F(ScenarioTest, SchemaMismatchIsAnError) {
+  EXPECT_EQ(error_after([](auto& s) { s["schema"] = "bindersim.scenario/2"; }),
+            kFile + ": /schema: expected \"bindersim.scenario/1\", got \"bindersim.scenario/2\"");
+  EXPECT_EQ(error_after([](auto& s) { s["schema"] = 1; }),
+            kFile + ": /schema: expected a string, got 1");
+}
+
+TEST_F(ScenarioTest, OtherStructuralErrors) {
+  EXPECT_EQ(error_after([](auto& s) { s["processes"][1]["name"] = "server"; }),
+            kFile + ": /processes/1/name: duplicate process name \"server\"");
+  EXPECT_EQ(error_after([](auto& s) { s["clients"] = nlohmann::json::array(); }),
+            kFile + ": /clients: expected at least one client, got an array");
+  EXPECT_EQ(error_after([](auto& s) { s["clients"][0]["iteration"] = nlohmann::json::array(); }),
+            kFile + ": /clients/0/iteration: expected at least one step, got an array");
+  EXPECT_EQ(error_after([](auto& s) {
+              thread_step(s)["steps"][0]["ref_ns"] = {{"uniform", {9, 3}}};
+            }),
+            kFile +
+                ": /clients/0/iteration/0/steps/0/ref_ns/uniform/1: expected an integer in [9, "
+                "1125899906842624], got 3");
+  EXPECT_EQ(error_after([](auto& s) {
+              thread_step(s)["steps"][0]["ref_ns"] = {{"normal", 3}};
+            }),
+            kFile +
+                ": /clients/0/iteration/0/steps/0/ref_ns: expected a number or an object with "
+                "\"uniform\" or \"exponential_mean\"");
+}
+
+}  // namespace
+}  // namespace bindersim::workload

@@ -25,6 +25,7 @@ class CostModel {
  public:
   explicit CostModel(const topology::Topology& topology);
 
+  // Registers task `tid`: a new slot, or the reused slot of an exited task (reset).
   void add_task(int tid, std::int64_t working_set_bytes);
 
   // `tid` starts running on `cpu`: returns the refill stall in nanoseconds and counts the

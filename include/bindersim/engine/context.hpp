@@ -26,6 +26,9 @@ struct SimContext {
   std::shared_ptr<spdlog::logger> binder_log;
   std::shared_ptr<spdlog::logger> workload_log;
 
+  // Sets the level of every layer's logger ("warn" by default; "debug" traces decisions).
+  void set_log_level(spdlog::level::level_enum level) const;
+
   // The random stream of entity `stream_id` of this run (independent per entity).
   Rng rng(std::uint64_t stream_id) const { return Rng(seed, stream_id); }
 };

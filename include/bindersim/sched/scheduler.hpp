@@ -77,7 +77,8 @@ class Scheduler final : public engine::EventHandler {
 
   void set_owner(TaskOwner& owner) { owner_ = &owner; }
 
-  // Creates a task in state kNew. Returns its tid (dense, from 0).
+  // Creates a task in state kNew. Returns its tid: dense from 0, and the tid of an exited task
+  // may be given again (the layers above reset their per-tid state when they create one).
   int create_task(const TaskParams& params);
   // First wakeup of a new task created by a task running on `parent_cpu` (-1: at boot).
   void wake_new(int tid, int parent_cpu, int parent_tid = -1);
@@ -151,6 +152,7 @@ class Scheduler final : public engine::EventHandler {
   TaskOwner* owner_ = nullptr;
   std::uint16_t target_ = 0;
   std::vector<Task> tasks_;
+  std::vector<int> free_tids_;  // slots of exited tasks, reused by create_task()
   std::vector<RunQueue> rqs_;
   std::uint64_t next_enqueue_seq_ = 0;
   std::uint64_t migrations_ = 0;

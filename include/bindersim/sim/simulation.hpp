@@ -23,6 +23,7 @@ struct RunOptions {
   std::optional<std::string> selector;
   std::optional<std::string> placement;
   std::optional<std::uint64_t> seed;
+  std::string log_level = "warn";  // spdlog level name for every layer's logger (stderr)
 };
 
 // Runs `scenario` on `topology`. Deterministic: equal inputs give an equal result (and an

@@ -11,6 +11,7 @@
 
 #include "bindersim/binder/driver.hpp"
 #include "bindersim/sched/task.hpp"
+#include "bindersim/workload/overrides.hpp"
 
 namespace bindersim {
 class JsonNode;
@@ -107,11 +108,18 @@ struct Scenario {
   std::vector<ClientSpec> background;
 };
 
+// The scenario's topology as Topology::load takes it: a name as written, or a relative path
+// resolved against the directory of the scenario file.
+std::string topology_reference(const Scenario& scenario);
+
 // Parses a scenario document; every error is a ConfigError naming the file and JSON pointer.
 // Selector names are checked against `selectors`.
 Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry& selectors);
 // Loads `name_or_path`: a file path, or a name looked up as <scenarios_dir>/<name>.json.
+// `overrides` (--set) are applied to the document before it is parsed, so they are checked
+// as strictly as the file.
 Scenario load_scenario(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,
-                       const selectors::SelectorRegistry& selectors);
+                       const selectors::SelectorRegistry& selectors,
+                       const std::vector<Override>& overrides = {});
 
 }  // namespace bindersim::workload

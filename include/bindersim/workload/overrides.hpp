@@ -1,0 +1,28 @@
+// Command-line overrides of scenario options: `--set KEY=VALUE` with a dotted path into the
+// scenario document (e.g. kernel.placement=mainline, clients.0.iterations=100).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace bindersim::workload {
+
+struct Override {
+  std::string path;  // dotted: object keys, or array indices for arrays
+  nlohmann::json value;
+  std::string text;  // as given, for messages
+};
+
+// Parses "KEY=VALUE". VALUE is read as JSON when it is valid JSON (numbers, true, false,
+// objects, quoted strings) and as a plain string otherwise. Bad syntax is a ConfigError.
+Override parse_override(const std::string& text);
+
+// Applies `overrides` to the document in order. A path that runs into a missing array index
+// or through a value that is neither object nor array is a ConfigError naming the --set; a
+// missing object key is created, and the strict scenario parser then rejects it if it is
+// not a valid key.
+void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides);
+
+}  // namespace bindersim::workload

@@ -1,0 +1,70 @@
+#include "bindersim/workload/overrides.hpp"
+
+#include <charconv>
+
+#include "bindersim/common/error.hpp"
+
+namespace bindersim::workload {
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+Override parse_override(const std::string& text) {
+  const std::size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    throw ConfigError("--set " + text + ": expected KEY=VALUE (e.g. kernel.placement=mainline)");
+  }
+  Override result;
+  result.text = text;
+  result.path = text.substr(0, equals);
+  for (const auto& part : split_path(result.path)) {
+    if (part.empty()) throw ConfigError("--set " + text + ": empty key in \"" + result.path + "\"");
+  }
+  const std::string value = text.substr(equals + 1);
+  result.value = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  if (result.value.is_discarded()) result.value = value;  // a plain string
+  return result;
+}
+
+void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides) {
+  for (const Override& o : overrides) {
+    nlohmann::json* at = &document;
+    const auto parts = split_path(o.path);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const std::string& part = parts[i];
+      const bool last = i + 1 == parts.size();
+      if (at->is_null()) *at = nlohmann::json::object();  // a key created by this --set
+      if (at->is_array()) {
+        std::size_t index = 0;
+        const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), index);
+        if (error != std::errc() || end != part.data() + part.size() || index >= at->size()) {
+          std::string array_path;
+          for (std::size_t j = 0; j < i; ++j) array_path += (j ? "." : "") + parts[j];
+          throw ConfigError("--set " + o.text + ": \"" + part + "\" is not an index of the " +
+                            std::to_string(at->size()) + "-element array \"" + array_path + "\"");
+        }
+        at = &(*at)[index];
+      } else if (at->is_object()) {
+        at = &(*at)[part];  // created when missing; the strict parser judges it
+      } else {
+        throw ConfigError("--set " + o.text + ": \"" + part + "\" is below a value that is " +
+                          "neither an object nor an array");
+      }
+      if (last) *at = o.value;
+    }
+  }
+}
+
+}  // namespace bindersim::workload

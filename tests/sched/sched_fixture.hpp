@@ -1,0 +1,243 @@
+// Test harness for the scheduler layer: the SA8155P topology, a SimContext, a CostModel, a
+// recording mainline placement, a Scheduler and a fake TaskOwner, with helpers to act at exact
+// simulated times.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindersim/cost/cost_model.hpp"
+#include "bindersim/engine/context.hpp"
+#include "bindersim/engine/engine.hpp"
+#include "bindersim/sched/placement.hpp"
+#include "bindersim/sched/scheduler.hpp"
+#include "bindersim/sched/task.hpp"
+#include "bindersim/topology/topology.hpp"
+
+namespace bindersim::sched::fixture {
+
+using engine::kMicrosecond;
+using engine::kMillisecond;
+
+// SA8155P CPU numbering: silver 0-3, gold 4-6, prime 7.
+inline constexpr int kSilver0 = 0;
+inline constexpr int kGold0 = 4;
+inline constexpr int kPrime = 7;
+
+inline std::uint64_t only(int cpu) { return std::uint64_t{1} << cpu; }
+
+inline topology::Topology load_sa8155p() {
+  const std::string dir = std::string(BINDERSIM_SOURCE_DIR) + "/topologies";
+  return topology::Topology::load(dir + "/sa8155p.json", dir);
+}
+
+inline TaskParams fair_params(const std::string& name, int nice = 0, std::uint64_t affinity = 0) {
+  TaskParams params;
+  params.name = name;
+  params.policy = Policy::kNormal;
+  params.nice = nice;
+  params.affinity = affinity;
+  return params;
+}
+
+inline TaskParams rt_params(const std::string& name, int rt_priority, std::uint64_t affinity = 0) {
+  TaskParams params;
+  params.name = name;
+  params.policy = Policy::kFifo;
+  params.rt_priority = rt_priority;
+  params.affinity = affinity;
+  return params;
+}
+
+// Mainline placement that records every call (the prev_cpu it was handed, and its answer).
+class RecordingPlacement final : public MainlinePlacement {
+ public:
+  struct Call {
+    int tid = -1;
+    int prev_cpu = -1;
+    WakeContext ctx;
+    int result = -1;
+  };
+
+  int select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) override {
+    const int result = MainlinePlacement::select_cpu(sched, tid, prev_cpu, ctx);
+    calls_.push_back(Call{tid, prev_cpu, ctx, result});
+    return result;
+  }
+  const std::vector<Call>& calls() const { return calls_; }
+
+ private:
+  std::vector<Call> calls_;
+};
+
+// Records on_resume / on_work_done. When a segment is done it runs the task's handler if one
+// is set, else blocks the task.
+class FakeOwner final : public TaskOwner {
+ public:
+  struct Record {
+    int tid = -1;
+    int cpu = -1;
+    engine::SimTime time = 0;
+  };
+
+  explicit FakeOwner(Scheduler& sched) : sched_(sched) {}
+
+  void on_work_done(int tid) override {
+    done_.push_back(Record{tid, sched_.task(tid).cpu, sched_.now()});
+    const auto it = handlers_.find(tid);
+    if (it != handlers_.end()) {
+      it->second(tid);
+    } else {
+      sched_.block(tid);
+    }
+  }
+  void on_resume(int tid, int cpu) override { resumes_.push_back(Record{tid, cpu, sched_.now()}); }
+
+  // `handler` must run, block or exit the task.
+  void on_done(int tid, std::function<void(int)> handler) { handlers_[tid] = std::move(handler); }
+  // The task gets `segments` more segments of `work_ref_ns` each, then blocks.
+  void repeat(int tid, int segments, std::int64_t work_ref_ns) {
+    auto left = std::make_shared<int>(segments);
+    on_done(tid, [this, left, work_ref_ns](int id) {
+      if ((*left)-- > 0) {
+        sched_.run(id, work_ref_ns);
+      } else {
+        sched_.block(id);
+      }
+    });
+  }
+
+  const std::vector<Record>& resumes() const { return resumes_; }
+  const std::vector<Record>& dones() const { return done_; }
+  std::vector<Record> resumes_of(int tid) const { return filter(resumes_, tid); }
+  std::vector<Record> dones_of(int tid) const { return filter(done_, tid); }
+  // Tids in the order they were resumed.
+  std::vector<int> resume_order() const {
+    std::vector<int> out;
+    for (const Record& r : resumes_) out.push_back(r.tid);
+    return out;
+  }
+
+ private:
+  static std::vector<Record> filter(const std::vector<Record>& records, int tid) {
+    std::vector<Record> out;
+    for (const Record& r : records) {
+      if (r.tid == tid) out.push_back(r);
+    }
+    return out;
+  }
+
+  Scheduler& sched_;
+  std::map<int, std::function<void(int)>> handlers_;
+  std::vector<Record> resumes_;
+  std::vector<Record> done_;
+};
+
+// Runs callbacks at chosen simulated times (an engine handler of its own).
+class Timer final : public engine::EventHandler {
+ public:
+  explicit Timer(engine::Engine& engine) : engine_(engine), target_(engine.add_handler(*this)) {}
+
+  void at(engine::SimTime time, std::function<void()> action) {
+    actions_.push_back(std::move(action));
+    engine_.schedule(time, target_, 0, static_cast<std::uint32_t>(actions_.size() - 1));
+  }
+  void on_event(const engine::Event& event) override { actions_.at(event.id)(); }
+
+ private:
+  engine::Engine& engine_;
+  std::uint16_t target_;
+  std::vector<std::function<void()>> actions_;
+};
+
+// One complete scheduler under test. Not movable: the members refer to each other.
+class SchedHarness {
+ public:
+  SchedHarness()
+      : topology_(load_sa8155p()),
+        context_(topology_, 1),
+        cost_(topology_),
+        sched_(context_, cost_, placement_),
+        owner_(sched_),
+        timer_(context_.engine) {
+    sched_.set_owner(owner_);
+  }
+  SchedHarness(const SchedHarness&) = delete;
+  SchedHarness& operator=(const SchedHarness&) = delete;
+
+  engine::SimTime now() const { return context_.engine.now(); }
+  // Runs every event up to and including `time`; afterwards now() == time.
+  void run_until(engine::SimTime time) {
+    timer_.at(time, [] {});
+    context_.engine.run(time);
+  }
+  void run_for(engine::SimTime duration) { run_until(now() + duration); }
+  void at(engine::SimTime time, std::function<void()> action) {
+    timer_.at(time, std::move(action));
+  }
+
+  // Creates a task with `work_ref_ns` of work and wakes it as a new task forked on
+  // `parent_cpu` (-1: at boot). Returns its tid.
+  int spawn(const TaskParams& params, std::int64_t work_ref_ns, int parent_cpu = -1) {
+    const int tid = sched_.create_task(params);
+    sched_.run(tid, work_ref_ns);
+    sched_.wake_new(tid, parent_cpu);
+    return tid;
+  }
+  // A task pinned to `cpu` that runs `work_ref_ns` there from now on (it starts once the CPU
+  // has left idle).
+  int occupy(int cpu, TaskParams params, std::int64_t work_ref_ns = 10'000 * kMillisecond) {
+    params.affinity = only(cpu);
+    return spawn(params, work_ref_ns, cpu);
+  }
+  // A task that ran briefly on `cpu` and is now asleep there; afterwards it may run anywhere
+  // `affinity` allows. Advances time by 100 us.
+  int sleeper(int cpu, TaskParams params = fair_params("sleeper"), std::uint64_t affinity = 0) {
+    params.affinity = only(cpu);
+    const int tid = spawn(params, 10 * kMicrosecond, cpu);
+    run_for(100 * kMicrosecond);
+    EXPECT_EQ(sched_.task(tid).state, TaskState::kSleeping);
+    EXPECT_EQ(sched_.task(tid).cpu, cpu);
+    sched_.task_for_update(tid).params.affinity = affinity;
+    return tid;
+  }
+  // Which task runs on `cpu` (-1: none) at from, from + step, ... up to `to`; the vector fills
+  // as simulated time passes.
+  struct Sample {
+    engine::SimTime time = 0;
+    int curr = -1;
+  };
+  std::shared_ptr<std::vector<Sample>> sample_curr(int cpu, engine::SimTime from,
+                                                   engine::SimTime to, engine::SimTime step) {
+    auto samples = std::make_shared<std::vector<Sample>>();
+    for (engine::SimTime time = from; time <= to; time += step) {
+      at(time, [this, samples, cpu] { samples->push_back(Sample{now(), sched_.rq(cpu).curr}); });
+    }
+    return samples;
+  }
+  // Gives a sleeping task `work_ref_ns` and wakes it.
+  void wake(int tid, const WakeContext& ctx, std::int64_t work_ref_ns = 10 * kMicrosecond) {
+    sched_.run(tid, work_ref_ns);
+    sched_.wake(tid, ctx);
+  }
+
+ protected:
+  topology::Topology topology_;
+  engine::SimContext context_;
+  cost::CostModel cost_;
+  RecordingPlacement placement_;
+  Scheduler sched_;
+  FakeOwner owner_;
+  Timer timer_;
+};
+
+class SchedTest : public ::testing::Test, public SchedHarness {};
+
+}  // namespace bindersim::sched::fixture

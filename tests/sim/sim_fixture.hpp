@@ -1,0 +1,42 @@
+// Shared set-up for whole-simulation tests: the shipped topology and scenarios, scaled down.
+#pragma once
+
+#include <string>
+
+#include "bindersim/selectors/registry.hpp"
+#include "bindersim/sim/simulation.hpp"
+#include "bindersim/topology/topology.hpp"
+#include "bindersim/workload/scenario.hpp"
+
+namespace bindersim::testing {
+
+inline const std::string kSourceDir = BINDERSIM_SOURCE_DIR;
+
+inline selectors::SelectorRegistry builtin_registry() {
+  selectors::SelectorRegistry registry;
+  selectors::register_builtin_selectors(registry);
+  return registry;
+}
+
+// A shipped scenario with every client's iterations set to `iterations` (CI stays fast).
+inline workload::Scenario scaled_scenario(const std::string& name, std::int64_t iterations) {
+  auto scenario = workload::load_scenario(kSourceDir + "/scenarios/" + name + ".json",
+                                          kSourceDir + "/scenarios", builtin_registry());
+  for (auto& client : scenario.clients) client.iterations = iterations;
+  return scenario;
+}
+
+inline topology::Topology topology_of(const workload::Scenario& scenario) {
+  return topology::Topology::load(scenario.topology, kSourceDir + "/topologies");
+}
+
+inline stats::RunResult run_scenario(const workload::Scenario& scenario,
+                                     const std::string& selector, std::uint64_t seed = 1) {
+  const auto topology = topology_of(scenario);
+  sim::RunOptions options;
+  options.selector = selector;
+  options.seed = seed;
+  return sim::run(scenario, topology, builtin_registry(), options);
+}
+
+}  // namespace bindersim::testing

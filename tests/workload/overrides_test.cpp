@@ -1,0 +1,83 @@
+// --set overrides: parsing KEY=VALUE and applying dotted paths to a scenario document.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/selectors/registry.hpp"
+#include "bindersim/workload/overrides.hpp"
+#include "bindersim/workload/scenario.hpp"
+
+namespace bindersim::workload {
+namespace {
+
+const std::string kSourceDir = BINDERSIM_SOURCE_DIR;
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(OverrideTest, ValuesAreJsonWhenTheyParseAndStringsOtherwise) {
+  // Numbers and booleans keep their JSON type; a bare word is a string.
+  EXPECT_EQ(parse_override("clients.0.iterations=100").value, nlohmann::json(100));
+  EXPECT_EQ(parse_override("kernel.selector=ctabs").value, nlohmann::json("ctabs"));
+  EXPECT_EQ(parse_override("processes.0.start_thread_pool=false").value, nlohmann::json(false));
+  EXPECT_EQ(parse_override("a=\"42\"").value, nlohmann::json("42"));
+  EXPECT_EQ(parse_override("a.b=x=y").path, "a.b");
+  EXPECT_EQ(parse_override("a.b=x=y").value, nlohmann::json("x=y"));
+}
+
+TEST(OverrideTest, MalformedOverridesAreRejected) {
+  // KEY=VALUE is required, and no key of the path may be empty.
+  EXPECT_EQ(error_of([] { parse_override("kernel.placement"); }),
+            "--set kernel.placement: expected KEY=VALUE (e.g. kernel.placement=mainline)");
+  EXPECT_EQ(error_of([] { parse_override("kernel..placement=gki"); }),
+            "--set kernel..placement=gki: empty key in \"kernel..placement\"");
+}
+
+TEST(OverrideTest, PathsWalkObjectsAndArraysAndCreateMissingKeys) {
+  // Existing values are replaced, array elements are addressed by index, missing object keys
+  // (and objects on the way) are created for the strict parser to judge.
+  nlohmann::json doc = {{"clients", {{{"iterations", 10}}}}};
+  apply_overrides(
+      doc, {parse_override("clients.0.iterations=5"), parse_override("kernel.placement=mainline")});
+  EXPECT_EQ(doc["clients"][0]["iterations"], 5);
+  EXPECT_EQ(doc["kernel"]["placement"], "mainline");
+}
+
+TEST(OverrideTest, BadIndicesAndScalarsOnThePathAreErrors) {
+  nlohmann::json doc = {{"clients", {{{"iterations", 10}}}}, {"seed", 1}};
+  EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("clients.1.iterations=5")}); }),
+            "--set clients.1.iterations=5: \"1\" is not an index of the 1-element array "
+            "\"clients\"");
+  EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("seed.x=5")}); }),
+            "--set seed.x=5: \"x\" is below a value that is neither an object nor an array");
+}
+
+TEST(OverrideTest, OverriddenScenarioIsCheckedAsStrictlyAsTheFile) {
+  // An override is parsed like the file itself: a misspelt key is an unknown key.
+  selectors::SelectorRegistry registry;
+  selectors::register_builtin_selectors(registry);
+  const std::string path = kSourceDir + "/scenarios/schd-dbg.json";
+  const Scenario scenario = load_scenario(path, kSourceDir + "/scenarios", registry,
+                                          {parse_override("clients.0.iterations=7")});
+  EXPECT_EQ(scenario.clients[0].iterations, 7);
+  EXPECT_EQ(scenario.file, path);
+  const std::string message = error_of([&] {
+    load_scenario(path, kSourceDir + "/scenarios", registry,
+                  {parse_override("clients.0.iteratons=7")});
+  });
+  EXPECT_EQ(message.rfind(path + " (with --set): /clients/0/iteratons: unknown key (did you mean "
+                                 "\"iterations\"?)",
+                          0),
+            0u)
+      << message;
+}
+
+}  // namespace
+}  // namespace bindersim::workload
