@@ -1,8 +1,28 @@
 #!/usr/bin/env bash
 # Regenerates tests/golden/*.json after an intended model change, then shows what moved.
 # Review the diff before committing it: every changed number must have a reason.
+#
+#   tools/regen-golden.sh                      build dir: build/
+#   BINDERSIM_BUILD_DIR=path tools/regen-golden.sh
+#
+# Each golden is what `bindersim run --out` writes for a shipped scenario scaled down to
+# 1000 iterations. Two tests compare with them: tests/golden/check_golden.sh (the same run
+# through the CLI and `bindersim check --exact`) and tests/sim/golden_test.cpp (the library
+# path). Both ignore provenance.version. The cases below must match golden_test.cpp's list
+# and the golden checks in tests/CMakeLists.txt.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cmake --build "$root/build" --target sim_test
-BINDERSIM_REGEN_GOLDEN=1 "$root/build/tests/sim_test" --gtest_filter='Shipped/GoldenTest.*'
-git -C "$root" diff --stat -- tests/golden
+build="${BINDERSIM_BUILD_DIR:-$root/build}"
+iterations=1000
+cases=("schd-dbg fifo" "schd-dbg ctabs" "schd-dbg ctabs-nudge")
+
+cmake --build "$build" --target bindersim
+export BINDERSIM_DATA_DIR="$root"
+for case in "${cases[@]}"; do
+  read -r scenario selector <<<"$case"
+  out="$root/tests/golden/$scenario-$selector.json"
+  "$build/bindersim" run "$root/scenarios/$scenario.json" --selector "$selector" \
+    --set "clients.0.iterations=$iterations" --out "$out" >/dev/null
+  echo "regenerated $out"
+done
+git -C "$root" diff --stat -- tests/golden || true

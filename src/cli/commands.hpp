@@ -14,6 +14,8 @@ namespace bindersim::cli {
 std::filesystem::path data_dir();
 
 int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int compare_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int check_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int topology_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace bindersim::cli

@@ -26,6 +26,8 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  run SCENARIO       simulate a scenario and print its latency tiers\n"
+    "  compare SCENARIO   run several selectors (and seeds) side by side\n"
+    "  check RESULT       compare a result with a baseline (CI regression gate)\n"
     "  topology show NAME print a topology (clusters, capacities, transfer costs)\n"
     "  topology list      list the topologies shipped in topologies/\n"
     "\n"
@@ -47,9 +49,11 @@ int dispatch(const std::vector<std::string>& args) {
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "run") return run_command(rest, std::cout, std::cerr);
+  if (args[0] == "compare") return compare_command(rest, std::cout, std::cerr);
+  if (args[0] == "check") return check_command(rest, std::cout, std::cerr);
   if (args[0] == "topology") return topology_command(rest, std::cout, std::cerr);
   std::cerr << "bindersim: unknown command \"" << args[0]
-            << "\"; valid commands: run, topology (see bindersim --help)\n";
+            << "\"; valid commands: run, compare, check, topology (see bindersim --help)\n";
   return 2;
 }
 

@@ -49,6 +49,7 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       placement_(placement),
       tunables_(tunables),
       rqs_(static_cast<std::size_t>(context.topology.num_cpus())) {
+  for (RunQueue& r : rqs_) r.idle_history.fill(2 * tunables_.migration_cost_ns);
   target_ = context_.engine.add_handler(*this);
 }
 
@@ -347,7 +348,8 @@ void Scheduler::schedule_cpu(int cpu) {
     switch_in(cpu, next);
     return;
   }
-  const int next = pick_next(cpu);
+  int next = pick_next(cpu);
+  if (next < 0 && tunables_.newidle_balance) next = newidle_balance(cpu);
   if (next < 0) {
     go_idle(cpu);
     return;
@@ -380,6 +382,94 @@ void Scheduler::switch_in(int cpu, int tid) {
   BSIM_CHECK_MSG(task.has_segment, "a task was switched in without work");
   rearm(cpu);
   if (!task.is_rt() && !r.fair.empty()) ensure_slice_check(cpu);
+}
+
+// --- new-idle balance -------------------------------------------------------------------------
+
+SimTime Scheduler::average_idle(int cpu) const {
+  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
+  SimTime sum = 0;
+  for (SimTime d : r.idle_history) sum += d;
+  return sum / static_cast<SimTime>(r.idle_history.size());
+}
+
+// A CPU about to go idle pulls work (pull_rt_task, then newidle_balance for fair tasks).
+// Returns the task now queued on `cpu`, or -1.
+int Scheduler::newidle_balance(int cpu) {
+  const int rt = pull_rt_task(cpu);
+  if (rt >= 0) return rt;
+  // The kernel skips the fair balance when this CPU's idle periods are short on average
+  // (avg_idle < migration cost): the pull would cost more than it saves.
+  if (average_idle(cpu) < tunables_.migration_cost_ns) return -1;
+  return pull_fair_task(cpu);
+}
+
+// pull_rt_task(): from CPUs that are RT-overloaded (two or more RT tasks runnable), the
+// highest-priority waiting RT task that may run here, skipping tasks that are about to preempt
+// the task running on their CPU anyway (lowest CPU first on ties). A task waiting alone for a
+// CPU that is waking up is not pulled: that CPU is not overloaded.
+int Scheduler::pull_rt_task(int cpu) {
+  int best = -1;
+  for (int other = 0; other < num_cpus(); ++other) {
+    const RunQueue& src = q(other);
+    const bool curr_rt = src.curr >= 0 && t(src.curr).is_rt();
+    if (other == cpu || static_cast<int>(src.rt.size()) + (curr_rt ? 1 : 0) < 2) continue;
+    const int curr_prio = src.curr >= 0 ? t(src.curr).prio() : kMaxRtPrio + 40;
+    for (int tid : src.rt) {
+      const Task& candidate = t(tid);
+      if (!candidate.allowed_on(cpu) || candidate.prio() < curr_prio) continue;
+      if (best < 0 || candidate.prio() < t(best).prio()) best = tid;
+    }
+  }
+  if (best >= 0) migrate_queued(best, cpu);
+  return best;
+}
+
+// load_balance(CPU_NEWLY_IDLE) reduced to its outcome: from the busiest CPU (most runnable
+// tasks, at least two), first within this CPU's cluster, then anywhere, the longest-queued
+// fair task that may run here and is not cache-hot.
+int Scheduler::pull_fair_task(int cpu) {
+  const auto& topology = context_.topology;
+  for (const bool same_cluster : {true, false}) {
+    int busiest = -1;
+    for (int other = 0; other < num_cpus(); ++other) {
+      if (other == cpu ||
+          (topology.cluster_of(other) == topology.cluster_of(cpu)) != same_cluster) {
+        continue;
+      }
+      if (nr_running(other) >= 2 && !q(other).fair.empty() &&
+          (busiest < 0 || nr_running(other) > nr_running(busiest))) {
+        busiest = other;
+      }
+    }
+    if (busiest < 0) continue;
+    int pick = -1;
+    for (int tid : q(busiest).fair) {
+      const Task& candidate = t(tid);
+      const bool hot = now() - candidate.exec_start < tunables_.migration_cost_ns;
+      if (candidate.allowed_on(cpu) && !hot &&
+          (pick < 0 || candidate.enqueue_seq < t(pick).enqueue_seq)) {
+        pick = tid;
+      }
+    }
+    if (pick >= 0) {
+      migrate_queued(pick, cpu);
+      return pick;
+    }
+  }
+  return -1;
+}
+
+void Scheduler::migrate_queued(int tid, int to_cpu) {
+  Task& task = t(tid);
+  const int from = task.cpu;
+  account_progress(from);
+  dequeue(from, tid);
+  update_pelt(task);
+  place_on_cpu(task, to_cpu);
+  enqueue(to_cpu, tid);
+  update_pelt(task);
+  ++newidle_pulls_;
 }
 
 void Scheduler::go_idle(int cpu) {
@@ -473,34 +563,30 @@ void Scheduler::add_overhead(int tid, SimTime ns) {
   if (running) rearm(task.cpu);
 }
 
-void Scheduler::block(int tid) {
+// The running task stops running for good or until a wakeup (`state`), and its CPU
+// schedules the next task. Counted as a (voluntary) context switch.
+void Scheduler::switch_out(int tid, TaskState state) {
   Task& task = t(tid);
-  BSIM_CHECK_MSG(task.state == TaskState::kRunning, "only the running task can block");
+  BSIM_CHECK_MSG(task.state == TaskState::kRunning, "only the running task can block or exit");
   const int cpu = task.cpu;
   account_progress(cpu);
-  task.state = TaskState::kSleeping;
+  task.state = state;
   task.has_segment = false;
   task.overhead_ns = 0;
   task.work_ref_ns = 0;
   update_pelt(task);
+  if (state == TaskState::kDead) {
+    task.cpu = -1;  // no longer attached to a run queue's load
+    free_tids_.push_back(tid);
+  }
   q(cpu).curr = -1;
   ++context_switches_;
   schedule_cpu(cpu);
 }
 
-void Scheduler::exit(int tid) {
-  Task& task = t(tid);
-  BSIM_CHECK_MSG(task.state == TaskState::kRunning, "only the running task can exit");
-  const int cpu = task.cpu;
-  account_progress(cpu);
-  task.state = TaskState::kDead;
-  task.has_segment = false;
-  task.cpu = -1;  // no longer attached to a run queue's load
-  free_tids_.push_back(tid);
-  q(cpu).curr = -1;
-  ++context_switches_;
-  schedule_cpu(cpu);
-}
+void Scheduler::block(int tid) { switch_out(tid, TaskState::kSleeping); }
+
+void Scheduler::exit(int tid) { switch_out(tid, TaskState::kDead); }
 
 void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority) {
   Task& task = t(tid);

@@ -403,11 +403,16 @@ TEST_F(SchedTest, IdleGovernorPicksDeepStateAfterLongIdlePeriods) {
   };
   const std::vector<SimTime> slow_delays = delays(slow, *slow_wakes);
   ASSERT_GE(slow_delays.size(), 10U);
-  // The boot idle period is ~0; the mean of the history reaches the residency once
-  // ceil(history x residency / period) periods of ~10 ms are in it. Until then WFI.
+  // The history starts at 2 x migration cost (the kernel's initial avg_idle) and the boot
+  // idle period of ~0 replaces one entry; the mean reaches the residency once k periods of
+  // ~10 ms replace initial entries: k = ceil((h x residency - (h - 1) x init) / (10 ms - init)).
+  // Until then WFI.
   const auto history = static_cast<SimTime>(sched_.rq(2).idle_history.size());
+  const SimTime init = 2 * sched_.tunables().migration_cost_ns;
+  const SimTime period = 10 * kMillisecond;
   const SimTime long_periods_needed =
-      (history * states[1].min_residency_ns + 10 * kMillisecond - 1) / (10 * kMillisecond);
+      (history * states[1].min_residency_ns - (history - 1) * init + period - init - 1) /
+      (period - init);
   const auto shallow_wakeups = static_cast<std::size_t>(1 + long_periods_needed);
   ASSERT_GT(slow_delays.size(), shallow_wakeups);
   for (std::size_t i = 0; i < slow_delays.size(); ++i) {
@@ -670,3 +675,87 @@ TEST(SchedDeterminismTest, IdenticalRunsHaveIdenticalFingerprints) {
 
 }  // namespace
 }  // namespace bindersim::sched
+
+// --- new-idle balance ----------------------------------------------------------------------
+
+namespace bindersim::sched::fixture {
+namespace {
+
+// Queues `params` on `cpu` behind whatever runs there (pinned while it is placed), then lets it
+// run anywhere.
+int queue_behind(SchedHarness& h, Scheduler& sched, int cpu, TaskParams params,
+                 std::int64_t work_ref_ns) {
+  params.affinity = only(cpu);
+  const int tid = h.spawn(params, work_ref_ns, cpu);
+  sched.task_for_update(tid).params.affinity = 0;
+  return tid;
+}
+
+class NewIdleTest : public SchedTest {};
+
+TEST_F(NewIdleTest, IdleCpuPullsTheWaitingFairTaskOfABusyCpuInItsCluster) {
+  // newidle_balance(): CPU 0 runs out of work while CPU 1 has a fair task waiting behind a
+  // long-running one; CPU 0 pulls it (a migration) instead of going idle.
+  const int hog = occupy(1, fair_params("hog"));
+  run_for(100 * kMicrosecond);  // the hog runs before the waiter arrives
+  const int waiter = queue_behind(*this, sched_, 1, fair_params("waiter"), kMillisecond);
+  const int brief = occupy(0, fair_params("brief"), kMillisecond);
+  run_until(kMillisecond / 2);
+  ASSERT_EQ(sched_.rq(1).curr, hog);
+  ASSERT_EQ(sched_.task(waiter).state, TaskState::kRunnable);
+  const auto migrations = sched_.migrations();
+  run_until(20 * kMillisecond);  // brief (pinned to CPU 0) has finished by now
+  EXPECT_EQ(sched_.task(brief).state, TaskState::kSleeping);
+  EXPECT_EQ(sched_.task(waiter).cpu, 0);
+  EXPECT_EQ(sched_.newidle_pulls(), 1U);
+  EXPECT_EQ(sched_.migrations(), migrations + 1);
+  EXPECT_EQ(sched_.rq(1).curr, hog);
+}
+
+TEST_F(NewIdleTest, CacheHotTaskIsNotPulled) {
+  // can_migrate_task(): a task that ran less than the migration cost ago is cache-hot and
+  // stays queued where it is; the idle CPU goes idle.
+  const int victim = occupy(1, fair_params("victim"));
+  sched_.task_for_update(victim).params.affinity = 0;
+  // 600 us of reference work on a silver core (capacity 307) ends just after 2 ms.
+  occupy(0, fair_params("brief"), 600 * kMicrosecond);
+  at(1'800 * kMicrosecond, [&] {
+    // An RT task preempts the victim on CPU 1: it waits there, having run until now.
+    const int rt = sched_.create_task(rt_params("rt", 50, only(1)));
+    sched_.run(rt, 5 * kMillisecond);
+    sched_.wake_new(rt, 1);
+  });
+  run_until(3 * kMillisecond);
+  EXPECT_EQ(sched_.task(victim).state, TaskState::kRunnable);
+  EXPECT_EQ(sched_.task(victim).cpu, 1);
+  EXPECT_EQ(sched_.newidle_pulls(), 0U);
+  EXPECT_LT(sched_.rq(0).curr, 0);  // CPU 0 went idle
+}
+
+TEST_F(NewIdleTest, IdleCpuPullsAWaitingRtTaskFromAnOverloadedCpu) {
+  // pull_rt_task(): CPU 1 runs an RT task and has a lower-priority RT task waiting (it is
+  // RT-overloaded); CPU 0 going idle pulls the waiting one.
+  const int high = occupy(1, rt_params("high", 90));
+  const int low = queue_behind(*this, sched_, 1, rt_params("low", 50), kMillisecond);
+  occupy(0, fair_params("brief"), 300 * kMicrosecond);
+  run_until(200 * kMicrosecond);
+  ASSERT_EQ(sched_.rq(1).curr, high);
+  ASSERT_EQ(sched_.task(low).state, TaskState::kRunnable);
+  run_until(5 * kMillisecond);
+  EXPECT_EQ(sched_.task(low).cpu, 0);
+  EXPECT_EQ(sched_.newidle_pulls(), 1U);
+}
+
+TEST_F(NewIdleTest, TaskWaitingForItsWakingCpuIsNotPulled) {
+  // A CPU with one RT task waiting for the CPU to leave idle is not RT-overloaded, and a CPU
+  // with a single runnable task is not busy: nothing is pulled from it.
+  occupy(0, fair_params("brief"), 10 * kMicrosecond);
+  const int sleeper_rt = sleeper(5, rt_params("rt", 50), only(5));
+  at(200 * kMicrosecond, [&] { wake(sleeper_rt, WakeContext{}, kMillisecond); });
+  run_until(5 * kMillisecond);
+  EXPECT_EQ(sched_.task(sleeper_rt).cpu, 5);
+  EXPECT_EQ(sched_.newidle_pulls(), 0U);
+}
+
+}  // namespace
+}  // namespace bindersim::sched::fixture

@@ -47,6 +47,10 @@ struct SchedTunables {
   SimTime min_granularity_ns = 3 * engine::kMillisecond;
   SimTime wakeup_granularity_ns = 4 * engine::kMillisecond;
   SimTime tick_ns = 4 * engine::kMillisecond;  // HZ = 250
+  // sysctl_sched_migration_cost: a task that ran this recently is cache-hot (not pulled), and
+  // a CPU whose average idle period is shorter does not balance when it goes idle.
+  SimTime migration_cost_ns = 500 * engine::kMicrosecond;
+  bool newidle_balance = true;  // pull work when a CPU is about to go idle
 };
 
 // Per-CPU scheduler state.
@@ -62,8 +66,10 @@ struct RunQueue {
   bool slice_check_pending = false;
   // Idle bookkeeping.
   SimTime idle_since = 0;
-  int idle_state = 0;                     // index into the CPU's idle states while idle
-  std::array<SimTime, 8> idle_history{};  // recent idle durations, for the idle governor
+  int idle_state = 0;  // index into the CPU's idle states while idle
+  // Recent idle durations, for the idle governor and the new-idle balance's avg_idle. Starts
+  // at 2 x migration cost, as the kernel's avg_idle does.
+  std::array<SimTime, 8> idle_history{};
   std::size_t idle_history_next = 0;
 
   int nr_queued() const { return static_cast<int>(rt.size() + fair.size()); }
@@ -118,6 +124,7 @@ class Scheduler final : public engine::EventHandler {
 
   std::uint64_t migrations() const { return migrations_; }
   std::uint64_t context_switches() const { return context_switches_; }
+  std::uint64_t newidle_pulls() const { return newidle_pulls_; }
 
   // Event kinds handled here.
   enum EventKind : std::uint16_t { kWorkDone = 1, kResched = 2, kSliceCheck = 3 };
@@ -137,9 +144,15 @@ class Scheduler final : public engine::EventHandler {
   void place_on_cpu(Task& task, int cpu);
   void check_preempt(int cpu, int tid, int waker_cpu);
   void request_resched(int cpu, SimTime at);
+  void switch_out(int tid, TaskState state);
   void schedule_cpu(int cpu);
   void switch_in(int cpu, int tid);
   void go_idle(int cpu);
+  SimTime average_idle(int cpu) const;
+  int newidle_balance(int cpu);
+  int pull_rt_task(int cpu);
+  int pull_fair_task(int cpu);
+  void migrate_queued(int tid, int to_cpu);
   void ensure_slice_check(int cpu);
   void slice_check(int cpu, std::uint64_t generation);
   SimTime sched_slice(int cpu, const Task& task) const;
@@ -157,6 +170,7 @@ class Scheduler final : public engine::EventHandler {
   std::uint64_t next_enqueue_seq_ = 0;
   std::uint64_t migrations_ = 0;
   std::uint64_t context_switches_ = 0;
+  std::uint64_t newidle_pulls_ = 0;
 };
 
 }  // namespace bindersim::sched

@@ -1,0 +1,73 @@
+// The policy comparison report: its console table (one row per metric, one column per
+// policy, mean ± 95% CI and Δ% against the first column) and its versioned JSON document.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bindersim/stats/summary.hpp"
+
+namespace bindersim::io {
+
+// Value of the "schema" key; bumped on any incompatible change of the layout.
+inline constexpr std::string_view kCompareSchema = "bindersim.compare/1";
+
+// Decimal places kept for the summary's doubles (mean, ci95, delta_pct), so their text is
+// stable: 1e-6.
+inline constexpr double kSummaryScale = 1e6;
+
+// One column of the comparison: a selector, and the scenario overrides its runs used.
+struct CompareColumn {
+  std::string label;      // column heading, unique in the report
+  std::string selector;   // the selector its runs used
+  std::string placement;  // the placement its runs used
+  std::string topology;   // name of the topology its runs used
+  // Every override applied to the scenario for this column (--set, then the --vary value), as
+  // dotted path and value, in the order applied.
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> overrides;
+};
+
+// One simulation of the comparison.
+struct CompareRun {
+  std::size_t column = 0;
+  std::uint64_t seed = 0;
+  nlohmann::ordered_json result;  // as io::result_to_json gives it
+};
+
+struct CompareReport {
+  std::string scenario;
+  std::vector<std::uint64_t> seeds;  // the same seeds for every column
+  std::vector<CompareColumn> columns;
+  std::vector<CompareRun> runs;  // column by column, seeds in order within a column
+  std::vector<stats::MetricSummary> summary;
+};
+
+// The topologies (or placements) of the columns, distinct ones in column order joined by ",".
+std::string report_topology(const CompareReport& report);
+std::string report_placement(const CompareReport& report);
+
+// The console table: a header line (scenario, topology, placement, seeds), a heading row, one
+// row per metric with its unit and, per column, "mean ± ci95" (the mean alone without a CI),
+// "-" where undefined; every column after the first is followed by its Δ% against the first,
+// marked "~" when Welch's test finds it not significant; then a legend line. Numbers keep four
+// significant digits (at least one decimal, at most four) with thousands grouped. Fixed-width
+// (columns as wide as their widest cell) and deterministic; nothing about threads or time.
+void print_compare_table(const CompareReport& report, std::ostream& out);
+
+// The document, keys in this order: schema, scenario, topology, seeds, columns [{label,
+// selector, overrides}], runs [{column, seed, result}], summary {<metric key>: {unit, better,
+// columns [{label, mean, ci95, delta_pct, significant}]}}; undefined values are null. Doubles
+// of the summary are rounded to 1/kSummaryScale.
+nlohmann::ordered_json compare_to_json(const CompareReport& report);
+
+// compare_to_json() dumped with a 2-space indent and a trailing newline. Byte-identical for
+// equal reports. Invalid UTF-8 is replaced by U+FFFD rather than failing.
+void write_compare_json(const CompareReport& report, std::ostream& out);
+
+}  // namespace bindersim::io

@@ -1,0 +1,313 @@
+// `bindersim compare`: several selectors (and option values) side by side over several
+// seeds, with means, 95% confidence intervals, Δ% and significance against the first column.
+#include <algorithm>
+#include <atomic>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/io/compare_report.hpp"
+#include "bindersim/io/result_json.hpp"
+#include "bindersim/sched/placement.hpp"
+#include "bindersim/selectors/registry.hpp"
+#include "bindersim/sim/simulation.hpp"
+#include "bindersim/stats/summary.hpp"
+#include "bindersim/topology/topology.hpp"
+#include "bindersim/workload/scenario.hpp"
+#include "commands.hpp"
+#include "output_file.hpp"
+
+namespace bindersim::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr const char* kCompareUsage =
+    "usage: bindersim compare SCENARIO [--selectors A,B,...] [--seeds N]\n"
+    "                         [--vary KEY=V1,V2,...] [--placement NAME] [--set KEY=VALUE]...\n"
+    "                         [--jobs J] [--out FILE]\n"
+    "\n"
+    "Simulates SCENARIO (a file, or a name in scenarios/) once per column and seed and prints\n"
+    "one row per metric: the mean over the seeds +- its 95% confidence half-width, and each\n"
+    "column's difference (delta %) from the first column, marked \"~\" when Welch's t-test does\n"
+    "not find it significant at 5%.\n"
+    "\n"
+    "Columns: one per selector, in the order given (default: the scenario's own selector);\n"
+    "with --vary, one per (selector, value), the value applied as one more --set KEY=VALUE.\n"
+    "Seeds: the scenario's seed S and the next ones, S, S+1, ..., S+N-1, the same for every\n"
+    "column, so the columns are compared on the same random draws. Every (column, seed) is an\n"
+    "independent run; --jobs only changes how many run at once, never the output.\n"
+    "\n"
+    "examples:\n"
+    "  bindersim compare scenarios/schd-dbg.json --selectors fifo,ctabs,ctabs-nudge --seeds 5\n"
+    "  bindersim compare schd-dbg --selectors fifo,ctabs --seeds 3 --out compare.json\n"
+    "  bindersim compare schd-dbg --selectors fifo,ctabs-nudge --seeds 3 \\\n"
+    "      --vary kernel.priority_inheritance=android,upstream\n"
+    "  bindersim compare schd-dbg --vary kernel.selector=fifo,ctabs --seeds 5 --jobs 4\n";
+
+// Splits "a,b,c" at commas; an empty item is a ConfigError naming `what`.
+std::vector<std::string> split_list(const std::string& text, const std::string& what) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma - start);
+    if (item.empty()) {
+      throw ConfigError(what + " " + text + ": empty item in the comma-separated list");
+    }
+    for (const std::string& seen : items) {
+      if (seen == item) throw ConfigError(what + " " + text + ": \"" + item + "\" given twice");
+    }
+    items.push_back(std::move(item));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+// --vary KEY=V1,V2,...: the key and one override per value.
+struct Vary {
+  std::string key;
+  std::vector<std::string> values;
+  std::vector<workload::Override> overrides;
+};
+
+Vary parse_vary(const std::string& text) {
+  const std::size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+    throw ConfigError("--vary " + text +
+                      ": expected KEY=V1,V2,... (e.g. kernel.priority_inheritance=android,"
+                      "upstream)");
+  }
+  Vary vary;
+  vary.key = text.substr(0, equals);
+  if (vary.key == "seed") {
+    throw ConfigError("--vary " + text + ": seeds are chosen by --seeds (or --set seed=S)");
+  }
+  vary.values = split_list(text.substr(equals + 1), "--vary " + vary.key + "=");
+  for (const std::string& value : vary.values) {
+    vary.overrides.push_back(workload::parse_override(vary.key + "=" + value));
+  }
+  return vary;
+}
+
+// Everything one column needs to run, validated before any run starts.
+struct ColumnPlan {
+  io::CompareColumn column;
+  workload::Scenario scenario;
+  std::unique_ptr<const topology::Topology> topology;  // read by every run of the column
+  sim::RunOptions options;
+};
+
+// What a job keeps of its run: the result JSON and the metrics (a RunResult holds megabytes
+// of histogram buckets; this keeps memory independent of the number of runs).
+struct JobOutput {
+  nlohmann::ordered_json result;
+  std::vector<std::optional<double>> metrics;
+};
+
+}  // namespace
+
+int compare_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  selectors::SelectorRegistry registry;
+  selectors::register_builtin_selectors(registry);
+
+  po::options_description options("options");
+  options.add_options()("help,h", "show this help")(
+      "selectors", po::value<std::string>(),
+      "comma-separated selectors, one column each; the first is the baseline (default: the "
+      "scenario's)")("seeds", po::value<int>()->default_value(1),
+                     "seeds per column: S..S+N-1, S the scenario's seed")(
+      "vary", po::value<std::string>(),
+      "KEY=V1,V2,...: one column per (selector, value), the value applied as --set KEY=Vi")(
+      "placement", po::value<std::string>(), "wakeup placement policy for every column: mainline")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a scenario option by its dotted path for every column, e.g. --set "
+      "clients.0.iterations=1000 (repeatable)")(
+      "jobs,j", po::value<int>(), "runs at once (default: the number of hardware threads)")(
+      "out,o", po::value<std::string>(), "write the comparison JSON to FILE")(
+      "scenario", po::value<std::string>(), "scenario file or name");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& error) {
+    err << "bindersim compare: " << error.what() << " (see bindersim compare --help)\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    out << kCompareUsage << "\n" << options;
+    return 0;
+  }
+  if (!vm.count("scenario")) {
+    err << "bindersim compare: missing SCENARIO (see bindersim compare --help)\n";
+    return 2;
+  }
+  const int seeds_option = vm["seeds"].as<int>();
+  if (seeds_option < 1) {
+    err << "bindersim compare: --seeds: expected a positive number of seeds, got " << seeds_option
+        << "\n";
+    return 2;
+  }
+  const auto num_seeds = static_cast<std::size_t>(seeds_option);
+  std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (vm.count("jobs")) {
+    const int jobs_option = vm["jobs"].as<int>();
+    if (jobs_option < 1) {
+      err << "bindersim compare: --jobs: expected a positive number of threads, got " << jobs_option
+          << "\n";
+      return 2;
+    }
+    jobs = static_cast<std::size_t>(jobs_option);
+  }
+
+  try {
+    // Parse every option, then load and check every column, before anything runs.
+    const std::string scenario_name = vm["scenario"].as<std::string>();
+    std::vector<workload::Override> set_overrides;
+    if (vm.count("set")) {
+      for (const auto& text : vm["set"].as<std::vector<std::string>>()) {
+        set_overrides.push_back(workload::parse_override(text));
+      }
+    }
+    std::optional<Vary> vary;
+    if (vm.count("vary")) vary = parse_vary(vm["vary"].as<std::string>());
+    std::optional<std::string> placement;
+    if (vm.count("placement")) {
+      placement = vm["placement"].as<std::string>();
+      sched::make_placement(*placement);
+    }
+    // nullopt: each column runs its own scenario's selector.
+    std::vector<std::optional<std::string>> selector_names = {std::nullopt};
+    if (vm.count("selectors")) {
+      selector_names.clear();
+      for (auto& name : split_list(vm["selectors"].as<std::string>(), "--selectors")) {
+        registry.create(name);
+        selector_names.emplace_back(std::move(name));
+      }
+    }
+
+    const auto base =
+        workload::load_scenario(scenario_name, data_dir() / "scenarios", registry, set_overrides);
+    io::CompareReport report;
+    report.scenario = base.name;
+    for (std::size_t s = 0; s < num_seeds; ++s) report.seeds.push_back(base.seed + s);
+
+    std::vector<ColumnPlan> plans;
+    const std::size_t num_values = vary ? vary->values.size() : 1;
+    for (const auto& selector_name : selector_names) {
+      for (std::size_t v = 0; v < num_values; ++v) {
+        ColumnPlan plan;
+        std::vector<workload::Override> overrides = set_overrides;
+        if (vary) overrides.push_back(vary->overrides[v]);
+        plan.scenario =
+            workload::load_scenario(scenario_name, data_dir() / "scenarios", registry, overrides);
+        // Constructed in place from load()'s result: a Topology "move" copies its graph.
+        plan.topology.reset(new topology::Topology(topology::Topology::load(
+            workload::topology_reference(plan.scenario), data_dir() / "topologies")));
+        plan.options.selector = selector_name;
+        plan.options.placement = placement;
+        const std::string selector = selector_name.value_or(plan.scenario.kernel.selector);
+        registry.create(selector);
+        sched::make_placement(placement.value_or(plan.scenario.kernel.placement));
+
+        io::CompareColumn& column = plan.column;
+        column.selector = selector;
+        column.placement = placement.value_or(plan.scenario.kernel.placement);
+        column.topology = plan.topology->name();
+        // Labels are unique: selectors and values are (split_list rejects repeats).
+        if (!vary) {
+          column.label = selector;
+        } else {
+          column.label = selector_name ? selector + " " + vary->values[v] : vary->values[v];
+        }
+        for (const workload::Override& o : overrides) {
+          column.overrides.emplace_back(o.path, nlohmann::ordered_json::parse(o.value.dump()));
+        }
+        plans.push_back(std::move(plan));
+      }
+    }
+    // Job i is column i / seeds, seed index i % seeds; each writes only its own slot.
+    const std::vector<stats::Metric> metrics = stats::comparison_metrics();
+    const std::size_t num_jobs = plans.size() * num_seeds;
+    std::vector<JobOutput> outputs(num_jobs);
+    std::vector<std::exception_ptr> failures(num_jobs);
+    std::atomic<std::size_t> next_job{0};
+    const auto worker = [&] {
+      for (std::size_t i = next_job.fetch_add(1); i < num_jobs; i = next_job.fetch_add(1)) {
+        try {
+          const ColumnPlan& plan = plans[i / num_seeds];
+          sim::RunOptions run_options = plan.options;
+          run_options.seed = report.seeds[i % num_seeds];
+          const stats::RunResult result =
+              sim::run(plan.scenario, *plan.topology, registry, run_options);
+          outputs[i].result = io::result_to_json(result);
+          outputs[i].metrics = stats::measure(metrics, result);
+        } catch (...) {
+          failures[i] = std::current_exception();
+        }
+      }
+    };
+    const std::size_t num_threads = std::min(jobs, std::max<std::size_t>(num_jobs, 1));
+    const auto wall_start = std::chrono::steady_clock::now();
+    {
+      std::vector<std::thread> threads;
+      threads.reserve(num_threads);
+      try {
+        for (std::size_t t = 0; t < num_threads; ++t) threads.emplace_back(worker);
+      } catch (...) {
+        // No thread could be started: stop the ones that were, then report.
+        next_job = num_jobs;
+        for (std::thread& thread : threads) thread.join();
+        throw;
+      }
+      for (std::thread& thread : threads) thread.join();
+    }
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    // The first failure by job index, whatever the order the jobs finished in.
+    for (const std::exception_ptr& failure : failures) {
+      if (failure) std::rethrow_exception(failure);
+    }
+
+    std::vector<std::vector<std::optional<double>>> values;
+    values.reserve(num_jobs);
+    for (std::size_t i = 0; i < num_jobs; ++i) {
+      report.runs.push_back(
+          io::CompareRun{i / num_seeds, report.seeds[i % num_seeds], std::move(outputs[i].result)});
+      values.push_back(std::move(outputs[i].metrics));
+    }
+    for (ColumnPlan& plan : plans) report.columns.push_back(std::move(plan.column));
+    report.summary = stats::summarize(metrics, values, report.columns.size());
+
+    if (vm.count("out")) {
+      std::ostringstream json;
+      io::write_compare_json(report, json);
+      write_file_atomically(vm["out"].as<std::string>(), json.str());
+    }
+    io::print_compare_table(report, out);
+    err << fmt::format(
+        "{} runs ({} column(s) x {} seed(s)) on {} thread(s) in {:.3f} s wall ({:.1f} runs/s)\n",
+        num_jobs, report.columns.size(), num_seeds, num_threads, wall_s,
+        wall_s > 0 ? static_cast<double>(num_jobs) / wall_s : 0.0);
+    return 0;
+  } catch (const ConfigError& error) {
+    err << "bindersim compare: " << error.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace bindersim::cli

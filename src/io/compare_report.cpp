@@ -1,0 +1,249 @@
+#include "bindersim/io/compare_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace bindersim::io {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr std::string_view kNotSignificantMark = "~";
+constexpr std::size_t kGap = 2;  // spaces between columns
+
+// Display width of UTF-8 text ("±" and "Δ" are one column each): the bytes that do not
+// continue a multi-byte sequence.
+std::size_t display_width(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char ch) {
+    return (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  }));
+}
+
+std::string pad_left(const std::string& text, std::size_t width) {
+  const std::size_t w = display_width(text);
+  return w >= width ? text : std::string(width - w, ' ') + text;
+}
+
+std::string pad_right(const std::string& text, std::size_t width) {
+  const std::size_t w = display_width(text);
+  return w >= width ? text : text + std::string(width - w, ' ');
+}
+
+// Decimals that give a mean of this size four significant digits, within [1, 4].
+int decimals_for(double x) {
+  const double a = std::fabs(x);
+  if (a >= 100.0 || a == 0.0) return 1;
+  if (a >= 10.0) return 2;
+  if (a >= 1.0) return 3;
+  return 4;
+}
+
+// x with `decimals` decimals and grouped thousands: 41045.06, 1 -> "41,045.1". A value that
+// rounds to zero is printed without a sign.
+std::string grouped(double x, int decimals) {
+  std::string text = fmt::format("{:.{}f}", x, decimals);
+  std::string sign;
+  if (!text.empty() && text[0] == '-') {
+    text.erase(0, 1);
+    if (text.find_first_not_of("0.") != std::string::npos) sign = "-";
+  }
+  const std::size_t point = std::min(text.find('.'), text.size());
+  std::string out;
+  for (std::size_t i = 0; i < point; ++i) {
+    if (i != 0 && (point - i) % 3 == 0) out.push_back(',');
+    out.push_back(text[i]);
+  }
+  return sign + out + text.substr(point);
+}
+
+std::string mean_cell(const stats::ColumnStats& s) {
+  if (!s.mean) return "-";
+  const int decimals = decimals_for(*s.mean);
+  std::string cell = grouped(*s.mean, decimals);
+  if (s.ci95) cell += " ± " + grouped(*s.ci95, decimals);
+  return cell;
+}
+
+std::string delta_cell(const stats::ColumnStats& s) {
+  if (!s.delta_pct) return "-";
+  double rounded = std::round(*s.delta_pct * 10.0) / 10.0;
+  if (rounded == 0.0) rounded = 0.0;  // no "-0.0"
+  std::string cell = fmt::format("{:+.1f}%", rounded);
+  if (s.significant.has_value() && !*s.significant) cell += kNotSignificantMark;
+  return cell;
+}
+
+// Distinct values of a column field, in column order, joined by ",".
+template <typename Field>
+std::string distinct_joined(const CompareReport& report, Field field) {
+  std::vector<std::string> seen;
+  for (const CompareColumn& column : report.columns) {
+    const std::string& value = column.*field;
+    if (std::find(seen.begin(), seen.end(), value) == seen.end()) seen.push_back(value);
+  }
+  std::string out;
+  for (const std::string& value : seen) out += (out.empty() ? "" : ",") + value;
+  return out;
+}
+
+std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
+  if (seeds.empty()) return "seeds none";
+  if (seeds.size() == 1) return fmt::format("seed {}", seeds[0]);
+  bool consecutive = true;
+  for (std::size_t i = 1; i < seeds.size(); ++i) consecutive &= seeds[i] == seeds[i - 1] + 1;
+  if (consecutive) return fmt::format("seeds {}..{}", seeds.front(), seeds.back());
+  std::string out = "seeds ";
+  for (std::size_t i = 0; i < seeds.size(); ++i) out += fmt::format("{}{}", i ? "," : "", seeds[i]);
+  return out;
+}
+
+// x rounded to 1/kSummaryScale, without negative zero; null when undefined.
+ordered_json rounded_json(const std::optional<double>& x) {
+  if (!x) return nullptr;
+  double r = std::round(*x * kSummaryScale) / kSummaryScale;
+  if (r == 0.0) r = 0.0;
+  return r;
+}
+
+}  // namespace
+
+std::string report_topology(const CompareReport& report) {
+  return distinct_joined(report, &CompareColumn::topology);
+}
+
+std::string report_placement(const CompareReport& report) {
+  return distinct_joined(report, &CompareColumn::placement);
+}
+
+void print_compare_table(const CompareReport& report, std::ostream& out) {
+  const std::size_t num_columns = report.columns.size();
+  out << fmt::format("scenario {} | topology {} | placement {} | {}\n", report.scenario,
+                     report_topology(report), report_placement(report), seeds_text(report.seeds));
+  if (num_columns == 0) return;
+
+  // Render every cell first so that each column is as wide as its widest cell.
+  std::size_t label_width = display_width("metric");
+  std::size_t unit_width = display_width("unit");
+  std::vector<std::size_t> value_width(num_columns);
+  std::vector<std::size_t> delta_width(num_columns, display_width("Δ%"));
+  for (std::size_t c = 0; c < num_columns; ++c) {
+    value_width[c] = display_width(report.columns[c].label);
+  }
+  std::vector<std::vector<std::string>> values(report.summary.size());
+  std::vector<std::vector<std::string>> deltas(report.summary.size());
+  for (std::size_t m = 0; m < report.summary.size(); ++m) {
+    const stats::MetricSummary& row = report.summary[m];
+    BSIM_CHECK(row.columns.size() == num_columns);
+    label_width = std::max(label_width, display_width(row.metric.label));
+    unit_width = std::max(unit_width, display_width(row.metric.unit));
+    for (std::size_t c = 0; c < num_columns; ++c) {
+      values[m].push_back(mean_cell(row.columns[c]));
+      value_width[c] = std::max(value_width[c], display_width(values[m].back()));
+      deltas[m].push_back(c == 0 ? "" : delta_cell(row.columns[c]));
+      delta_width[c] = std::max(delta_width[c], display_width(deltas[m].back()));
+    }
+  }
+
+  auto line_of = [&](const std::string& label, const std::string& unit,
+                     const std::vector<std::string>& cells, const std::vector<std::string>& ds) {
+    std::string line = pad_right(label, label_width + kGap) + pad_right(unit, unit_width);
+    for (std::size_t c = 0; c < num_columns; ++c) {
+      line += pad_left(cells[c], value_width[c] + kGap);
+      // A Δ% cell keeps a column for its mark, so that marked and unmarked values align.
+      if (c != 0) line += pad_left(ds[c], delta_width[c] + kGap);
+    }
+    // Trailing spaces are not part of the table.
+    line.erase(line.find_last_not_of(' ') + 1);
+    return line;
+  };
+
+  std::vector<std::string> labels;
+  std::vector<std::string> delta_heads;
+  for (const CompareColumn& column : report.columns) {
+    labels.push_back(column.label);
+    delta_heads.push_back("Δ%");
+  }
+  const std::string heading = line_of("metric", "unit", labels, delta_heads);
+  out << heading << '\n' << std::string(display_width(heading), '-') << '\n';
+  for (std::size_t m = 0; m < report.summary.size(); ++m) {
+    out << line_of(report.summary[m].metric.label, report.summary[m].metric.unit, values[m],
+                   deltas[m])
+        << '\n';
+  }
+
+  const std::string& baseline = report.columns[0].label;
+  if (report.seeds.size() >= 2) {
+    out << fmt::format("mean ± 95% confidence half-width (Student's t) over {} seeds",
+                       report.seeds.size());
+    if (num_columns > 1) {
+      out << fmt::format("; Δ% against {}; {} = not significant (Welch's t-test, 5% level)",
+                         baseline, kNotSignificantMark);
+    }
+  } else {
+    out << "one seed per column: no confidence interval or significance";
+    if (num_columns > 1) out << fmt::format("; Δ% against {}", baseline);
+  }
+  out << '\n';
+}
+
+ordered_json compare_to_json(const CompareReport& report) {
+  ordered_json j = ordered_json::object();
+  j["schema"] = kCompareSchema;
+  j["scenario"] = report.scenario;
+  j["topology"] = report_topology(report);
+  j["seeds"] = report.seeds;
+
+  ordered_json& columns = j["columns"];
+  columns = ordered_json::array();
+  for (const CompareColumn& column : report.columns) {
+    ordered_json c = ordered_json::object();
+    c["label"] = column.label;
+    c["selector"] = column.selector;
+    ordered_json& overrides = c["overrides"];
+    overrides = ordered_json::object();
+    for (const auto& [path, value] : column.overrides) overrides[path] = value;
+    columns.push_back(std::move(c));
+  }
+
+  ordered_json& runs = j["runs"];
+  runs = ordered_json::array();
+  for (const CompareRun& run : report.runs) {
+    ordered_json r = ordered_json::object();
+    r["column"] = run.column;
+    r["seed"] = run.seed;
+    r["result"] = run.result;
+    runs.push_back(std::move(r));
+  }
+
+  ordered_json& summary = j["summary"];
+  summary = ordered_json::object();
+  for (const stats::MetricSummary& row : report.summary) {
+    ordered_json& metric = summary[row.metric.key];
+    metric["unit"] = row.metric.unit;
+    metric["better"] = stats::better_name(row.metric.better);
+    ordered_json& cells = metric["columns"];
+    cells = ordered_json::array();
+    for (std::size_t c = 0; c < row.columns.size(); ++c) {
+      const stats::ColumnStats& s = row.columns[c];
+      ordered_json cell = ordered_json::object();
+      cell["label"] = c < report.columns.size() ? report.columns[c].label : std::string();
+      cell["mean"] = rounded_json(s.mean);
+      cell["ci95"] = rounded_json(s.ci95);
+      cell["delta_pct"] = rounded_json(s.delta_pct);
+      cell["significant"] = s.significant ? ordered_json(*s.significant) : ordered_json(nullptr);
+      cells.push_back(std::move(cell));
+    }
+  }
+  return j;
+}
+
+void write_compare_json(const CompareReport& report, std::ostream& out) {
+  out << compare_to_json(report).dump(2, ' ', false, ordered_json::error_handler_t::replace)
+      << '\n';
+}
+
+}  // namespace bindersim::io

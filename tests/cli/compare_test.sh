@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# End-to-end checks of `bindersim compare`: the table, JSON independent of --jobs, --vary
+# columns, and one-line errors with exit 2 and no output file on bad input.
+#
+# usage: compare_test.sh <path to bindersim binary> <repo root>
+# Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
+set -u
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 <path to bindersim binary> <repo root>" >&2
+  exit 2
+fi
+BIN=$1
+ROOT=$2
+SCENARIO="$ROOT/scenarios/schd-dbg.json"
+# Names resolve in the repository under test, not the build's source tree.
+export BINDERSIM_DATA_DIR="$ROOT"
+# 200 iterations per client keep every run short.
+FAST=(--set clients.0.iterations=200)
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+passed=0
+failed=0
+pass() {
+  echo "PASS  $1"
+  passed=$((passed + 1))
+}
+fail() {
+  echo "FAIL  $1${2:+: $2}"
+  failed=$((failed + 1))
+}
+# check NAME COMMAND...: passes when COMMAND succeeds.
+check() {
+  local name=$1
+  shift
+  if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# line_matches FILE N REGEX: line N of FILE matches the extended regular expression.
+line_matches() {
+  local line
+  line=$(sed -n "${2}p" "$1")
+  [[ $line =~ $3 ]]
+}
+# Runs bindersim compare with stdout and stderr captured in $TMP/out and $TMP/err; sets $rc.
+run() {
+  "$BIN" compare "$@" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+}
+
+# --- the table -------------------------------------------------------------------------------
+run "$SCENARIO" --selectors fifo,ctabs,ctabs-nudge --seeds 3 "${FAST[@]}" --jobs 2 \
+  --out "$TMP/jobs2.json"
+check "fifo,ctabs,ctabs-nudge --seeds 3 exits 0" test "$rc" -eq 0
+check "the header names scenario, topology and seeds" \
+  grep -q '^scenario schd-dbg | topology sa8155p | placement mainline | seeds 1\.\.3$' "$TMP/out"
+check "the heading has a column per selector and Δ% after each non-first one" \
+  line_matches "$TMP/out" 2 '^metric.*fifo.*ctabs.*Δ%.*ctabs-nudge.*Δ%$'
+for row in "throughput" "latency mean" "latency p50" "latency p99" \
+  "SCHED_FIFO same core share" "SCHED_OTHER cross cluster mean" "cpu cycles" \
+  "context switches" "selection none idle" "nudges applied" "nudges declined"; do
+  check "the table has a row \"$row\"" grep -q "^$row " "$TMP/out"
+done
+check "means carry a confidence half-width" grep -q '^throughput .* ± ' "$TMP/out"
+check "a legend explains the ~ mark" grep -q '~ = not significant' "$TMP/out"
+check "the job count is not on stdout" test "$(grep -c thread "$TMP/out")" -eq 0
+check "wall time and runs/s go to stderr" grep -q 'runs/s' "$TMP/err"
+cp "$TMP/out" "$TMP/table-jobs2"
+
+# --- --jobs does not change the output -------------------------------------------------------
+run "$SCENARIO" --selectors fifo,ctabs,ctabs-nudge --seeds 3 "${FAST[@]}" --jobs 1 \
+  --out "$TMP/jobs1.json"
+check "--jobs 1 exits 0" test "$rc" -eq 0
+check "--jobs 1 and --jobs 2 write byte-identical JSON" cmp -s "$TMP/jobs1.json" "$TMP/jobs2.json"
+check "--jobs 1 and --jobs 2 print the same table" cmp -s "$TMP/out" "$TMP/table-jobs2"
+
+# The JSON's layout, checked in one Python process.
+python3 -S - "$TMP/jobs2.json" <<'PY' >"$TMP/checks" 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+def check(name, ok):
+    print(("PASS  " if ok else "FAIL  ") + name)
+check("JSON top-level keys in order",
+      list(d) == ["schema", "scenario", "topology", "seeds", "columns", "runs", "summary"])
+check("JSON schema is bindersim.compare/1", d["schema"] == "bindersim.compare/1")
+check("JSON seeds are 1, 2, 3", d["seeds"] == [1, 2, 3])
+check("JSON has the three columns in order",
+      [c["label"] for c in d["columns"]] == ["fifo", "ctabs", "ctabs-nudge"])
+check("JSON runs are column by column, seeds in order",
+      [(r["column"], r["seed"]) for r in d["runs"]] == [(c, s) for c in range(3) for s in (1, 2, 3)])
+check("each run's result is its own selector and seed",
+      all(r["result"]["selector"] == d["columns"][r["column"]]["selector"] and
+          r["result"]["seed"] == r["seed"] for r in d["runs"]))
+p99 = d["summary"]["latency.p99"]
+check("summary cells: first column without delta or significance",
+      p99["columns"][0]["delta_pct"] is None and p99["columns"][0]["significant"] is None)
+check("summary cells: other columns with a delta and a verdict",
+      all(c["delta_pct"] is not None and isinstance(c["significant"], bool)
+          for c in p99["columns"][1:]))
+PY
+status=$?
+while IFS= read -r line; do
+  case $line in
+    PASS*) echo "$line" && passed=$((passed + 1)) ;;
+    FAIL*) echo "$line" && failed=$((failed + 1)) ;;
+    *) echo "      $line" ;;
+  esac
+done <"$TMP/checks"
+[[ $status -eq 0 ]] || fail "JSON checker exited with $status"
+
+# --- --vary ----------------------------------------------------------------------------------
+run "$SCENARIO" --vary kernel.priority_inheritance=android,upstream "${FAST[@]}" \
+  --out "$TMP/vary.json"
+check "--vary with two values exits 0" test "$rc" -eq 0
+check "--vary with two values gives two columns" \
+  python3 -S -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(not ([c["label"] for c in d["columns"]] == ["android", "upstream"] and
+              d["columns"][1]["overrides"]["kernel.priority_inheritance"] == "upstream"))' \
+  "$TMP/vary.json"
+check "--vary columns are headed by their values" \
+  line_matches "$TMP/out" 2 'android.*upstream'
+
+run "$SCENARIO" --selectors fifo,ctabs --vary kernel.priority_inheritance=android,upstream \
+  "${FAST[@]}"
+check "--selectors with --vary gives a column per (selector, value)" \
+  line_matches "$TMP/out" 2 'fifo android.*fifo upstream.*ctabs android.*ctabs upstream'
+
+# --- bad input: exit 2, one line, no file ----------------------------------------------------
+expect_error() {
+  local name=$1
+  shift
+  rm -f "$TMP/bad.json"
+  run "$SCENARIO" "${FAST[@]}" "$@" --out "$TMP/bad.json"
+  if [[ $rc -ne 2 ]]; then
+    fail "$name exits 2" "exit $rc"
+  elif [[ $(wc -l <"$TMP/err") -ne 1 ]]; then
+    fail "$name prints one line" "$(cat "$TMP/err")"
+  elif [[ -e "$TMP/bad.json" ]]; then
+    fail "$name writes no file"
+  else
+    pass "$name: exit 2, one line, no file"
+  fi
+}
+expect_error "an unknown selector" --selectors fifo,nosuch
+expect_error "an empty selector name" --selectors fifo,,ctabs
+expect_error "--vary without values" --vary kernel.priority_inheritance
+expect_error "--vary with an invalid value" --vary kernel.priority_inheritance=android,bogus
+expect_error "--vary with an unknown key" --vary kernel.nosuch=1,2
+expect_error "a bad --set" --set clients.7.iterations=3
+expect_error "--seeds 0" --seeds 0
+expect_error "--jobs 0" --jobs 0
+expect_error "an unknown placement" --placement nosuch
+run "$SCENARIO" --selectors nosuch
+check "an unknown selector lists the valid ones" grep -q 'valid selectors: fifo' "$TMP/err"
+
+# --- help ------------------------------------------------------------------------------------
+run --help
+check "--help exits 0" test "$rc" -eq 0
+check "--help shows examples" grep -q '^examples:' "$TMP/out"
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Validates real result documents against docs/result.schema.json with python3-jsonschema,
+# and checks that broken documents fail both the schema and `bindersim check`'s strict reader
+# (so neither can pass vacuously, and the two agree on what a result document is).
+#
+# usage: schema_test.sh <path to bindersim binary> <repo root>
+# Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
+set -u
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 <path to bindersim binary> <repo root>" >&2
+  exit 2
+fi
+BIN=$1
+ROOT=$2
+SCHEMA="$ROOT/docs/result.schema.json"
+export BINDERSIM_DATA_DIR="$ROOT"
+# Debian's interpreter, where the python3-jsonschema package installs (tools/setup.sh).
+PYTHON=/usr/bin/python3
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+passed=0
+failed=0
+pass() {
+  echo "PASS  $1"
+  passed=$((passed + 1))
+}
+fail() {
+  echo "FAIL  $1${2:+: $2}"
+  failed=$((failed + 1))
+}
+
+if ! "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
+  fail "$PYTHON has the jsonschema module" "install the Debian package python3-jsonschema"
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+
+# --- real results, one per selector ----------------------------------------------------------
+documents=()
+for selector in fifo ctabs ctabs-nudge; do
+  if "$BIN" run "$ROOT/scenarios/schd-dbg.json" --selector "$selector" \
+    --set clients.0.iterations=100 --out "$TMP/$selector.json" >/dev/null 2>"$TMP/err"; then
+    documents+=("$TMP/$selector.json")
+  else
+    fail "run schd-dbg --selector $selector" "$(head -c 300 "$TMP/err")"
+  fi
+done
+
+# --- broken variants of the first document: each must fail the schema ------------------------
+# One file per defect, named after it; the Python below writes them.
+mkdir -p "$TMP/broken"
+"$PYTHON" - "$TMP/fifo.json" "$TMP/broken" <<'PY' || fail "writing the broken documents"
+import json, sys
+source, out = sys.argv[1], sys.argv[2]
+def broken(name, change):
+    with open(source) as f:
+        doc = json.load(f)
+    change(doc)
+    with open(f"{out}/{name}.json", "w") as f:
+        json.dump(doc, f, indent=2)
+def delete(path):
+    def change(doc):
+        *parents, key = path
+        for p in parents:
+            doc = doc[p]
+        del doc[key]
+    return change
+def put(path, value):
+    def change(doc):
+        *parents, key = path
+        for p in parents:
+            doc = doc[p]
+        doc[key] = value
+    return change
+broken("missing-tier", delete(["tiers", "sched_fifo", "same_cluster"]))
+broken("share-above-one", put(["tiers", "sched_other", "cross_cluster", "share"], 1.5))
+broken("negative-share", put(["tiers", "sched_other", "same_core", "share"], -0.1))
+broken("extra-key", put(["latency", "p95_ns"], 1))
+broken("extra-top-level-key", put(["wall_clock_s"], 1.5))
+broken("missing-version", delete(["provenance", "version"]))
+broken("missing-counters", delete(["counters"]))
+broken("bad-fingerprint", put(["provenance", "fingerprint"], "3F9A0C41D2E7B856"))
+broken("short-fingerprint", put(["provenance", "fingerprint"], "3f9a0c41"))
+broken("negative-count", put(["counters", "migrations"], -1))
+broken("fractional-latency", put(["latency", "mean_ns"], 117487.5))
+broken("latency-above-2^40", put(["latency", "max_ns"], 2**40 + 1))
+broken("string-rate", put(["transactions", "per_second"], "fast"))
+broken("other-schema", put(["schema"], "bindersim.result/2"))
+broken("seed-as-string", put(["seed"], "1"))
+PY
+
+# --- validation, in one Python process -------------------------------------------------------
+"$PYTHON" - "$SCHEMA" "${documents[@]}" -- "$TMP"/broken/*.json <<'PY' >"$TMP/checks" 2>&1
+import json, os, sys
+import jsonschema
+schema_path, rest = sys.argv[1], sys.argv[2:]
+split = rest.index("--")
+good, bad = rest[:split], rest[split + 1:]
+with open(schema_path) as f:
+    schema = json.load(f)
+try:
+    jsonschema.Draft202012Validator.check_schema(schema)
+    print("PASS  docs/result.schema.json is a valid draft 2020-12 schema")
+except jsonschema.SchemaError as e:
+    print(f"FAIL  docs/result.schema.json is a valid draft 2020-12 schema: {e.message}")
+    sys.exit(0)
+validator = jsonschema.Draft202012Validator(schema)
+for path in good:
+    with open(path) as f:
+        doc = json.load(f)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+    name = os.path.basename(path)
+    if errors:
+        e = errors[0]
+        print(f"FAIL  {name} (bindersim run) validates: /{'/'.join(map(str, e.path))}: {e.message}")
+    else:
+        print(f"PASS  {name} (bindersim run) validates")
+if len(bad) < 10:
+    print(f"FAIL  the broken documents were written: only {len(bad)}")
+for path in bad:
+    with open(path) as f:
+        doc = json.load(f)
+    name = os.path.basename(path)[:-5]
+    if validator.is_valid(doc):
+        print(f"FAIL  broken document '{name}' fails the schema: it validates")
+    else:
+        print(f"PASS  broken document '{name}' fails the schema")
+PY
+validator_rc=$?
+[[ $validator_rc -eq 0 ]] || fail "the validating Python exited non-zero"
+while IFS= read -r line; do
+  case $line in
+    PASS*) echo "$line" && passed=$((passed + 1)) ;;
+    FAIL*) echo "$line" && failed=$((failed + 1)) ;;
+    *) echo "      $line" ;;
+  esac
+done <"$TMP/checks"
+
+# --- the strict reader agrees: real results read, broken ones are bad input (exit 2) ---------
+for doc in "${documents[@]}"; do
+  "$BIN" check "$doc" --baseline "$doc" >/dev/null 2>"$TMP/err"
+  rc=$?
+  if [[ $rc -eq 0 ]]; then
+    pass "bindersim check reads $(basename "$doc")"
+  else
+    fail "bindersim check reads $(basename "$doc")" "exit $rc: $(head -c 300 "$TMP/err")"
+  fi
+done
+for doc in "$TMP"/broken/*.json; do
+  name=$(basename "$doc" .json)
+  "$BIN" check "$doc" --baseline "$TMP/fifo.json" >/dev/null 2>"$TMP/err"
+  rc=$?
+  if [[ $rc -eq 2 ]] && grep -q "^bindersim: $doc: /" "$TMP/err"; then
+    pass "bindersim check rejects broken document '$name' (exit 2, file and pointer)"
+  else
+    fail "bindersim check rejects broken document '$name' (exit 2, file and pointer)" \
+      "exit $rc: $(head -c 300 "$TMP/err")"
+  fi
+done
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
