@@ -5,6 +5,7 @@
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/io/check.hpp"
+#include "command_line.hpp"
 #include "commands.hpp"
 
 namespace bindersim::cli {
@@ -50,11 +51,6 @@ constexpr const char* kCheckExamples =
     "  bindersim check result.json --baseline golden.json --tolerance tolerances.json\n"
     "  bindersim check result.json --baseline tests/golden/schd-dbg-ctabs.json --exact\n";
 
-int usage_error(std::ostream& err, const std::string& message) {
-  err << "bindersim check: " << message << " (see bindersim check --help)\n";
-  return 2;
-}
-
 }  // namespace
 
 int check_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -65,25 +61,18 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
       "a tolerance file (JSON) overriding the defaults by metric name")(
       "exact", "require identical documents (all but provenance.version)")(
       "result", po::value<std::string>(), "the result JSON to check");
-  po::positional_options_description positional;
-  positional.add("result", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& error) {
-    return usage_error(err, error.what());
-  }
+  if (!parse_options("check", args, options, "result", vm, err)) return 2;
   if (vm.count("help")) {
     out << kCheckUsage;
     io::print_default_tolerances(out);
     out << kCheckExamples << "\n" << options;
     return 0;
   }
-  if (!vm.count("result")) return usage_error(err, "missing RESULT");
-  if (!vm.count("baseline")) return usage_error(err, "missing --baseline FILE");
+  if (!vm.count("result")) return usage_error(err, "check", "missing RESULT");
+  if (!vm.count("baseline")) return usage_error(err, "check", "missing --baseline FILE");
   if (vm.count("exact") && vm.count("tolerance")) {
-    return usage_error(err, "--exact and --tolerance exclude each other");
+    return usage_error(err, "check", "--exact and --tolerance exclude each other");
   }
   try {
     // Everything is read before anything is printed: bad input gives one line and no table.

@@ -25,6 +25,7 @@
 #include "bindersim/stats/summary.hpp"
 #include "bindersim/topology/topology.hpp"
 #include "bindersim/workload/scenario.hpp"
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 
@@ -138,24 +139,13 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
       "jobs,j", po::value<int>(), "runs at once (default: the number of hardware threads)")(
       "out,o", po::value<std::string>(), "write the comparison JSON to FILE")(
       "scenario", po::value<std::string>(), "scenario file or name");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& error) {
-    err << "bindersim compare: " << error.what() << " (see bindersim compare --help)\n";
-    return 2;
-  }
+  if (!parse_options("compare", args, options, "scenario", vm, err)) return 2;
   if (vm.count("help")) {
     out << kCompareUsage << "\n" << options;
     return 0;
   }
-  if (!vm.count("scenario")) {
-    err << "bindersim compare: missing SCENARIO (see bindersim compare --help)\n";
-    return 2;
-  }
+  if (!vm.count("scenario")) return usage_error(err, "compare", "missing SCENARIO");
   const int seeds_option = vm["seeds"].as<int>();
   if (seeds_option < 1) {
     err << "bindersim compare: --seeds: expected a positive number of seeds, got " << seeds_option
@@ -177,12 +167,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
   try {
     // Parse every option, then load and check every column, before anything runs.
     const std::string scenario_name = vm["scenario"].as<std::string>();
-    std::vector<workload::Override> set_overrides;
-    if (vm.count("set")) {
-      for (const auto& text : vm["set"].as<std::vector<std::string>>()) {
-        set_overrides.push_back(workload::parse_override(text));
-      }
-    }
+    const std::vector<workload::Override> base_overrides = set_overrides(vm);
     std::optional<Vary> vary;
     if (vm.count("vary")) vary = parse_vary(vm["vary"].as<std::string>());
     std::optional<std::string> placement;
@@ -201,7 +186,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     }
 
     const auto base =
-        workload::load_scenario(scenario_name, data_dir() / "scenarios", registry, set_overrides);
+        workload::load_scenario(scenario_name, data_dir() / "scenarios", registry, base_overrides);
     io::CompareReport report;
     report.scenario = base.name;
     for (std::size_t s = 0; s < num_seeds; ++s) report.seeds.push_back(base.seed + s);
@@ -211,7 +196,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     for (const auto& selector_name : selector_names) {
       for (std::size_t v = 0; v < num_values; ++v) {
         ColumnPlan plan;
-        std::vector<workload::Override> overrides = set_overrides;
+        std::vector<workload::Override> overrides = base_overrides;
         if (vary) overrides.push_back(vary->overrides[v]);
         plan.scenario =
             workload::load_scenario(scenario_name, data_dir() / "scenarios", registry, overrides);

@@ -14,6 +14,7 @@
 #include "bindersim/sim/simulation.hpp"
 #include "bindersim/topology/topology.hpp"
 #include "bindersim/workload/scenario.hpp"
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 
@@ -52,16 +53,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario option by its dotted path, e.g. --set kernel.placement=mainline "
       "(repeatable)")("scenario", po::value<std::string>(), "scenario file or name");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& error) {
-    err << "bindersim run: " << error.what() << " (see bindersim run --help)\n";
-    return 2;
-  }
+  if (!parse_options("run", args, options, "scenario", vm, err)) return 2;
   if (vm.count("help")) {
     out << kRunUsage << "\n" << options;
     return 0;
@@ -72,19 +65,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     return 0;
   }
-  if (!vm.count("scenario")) {
-    err << "bindersim run: missing SCENARIO (see bindersim run --help)\n";
-    return 2;
-  }
+  if (!vm.count("scenario")) return usage_error(err, "run", "missing SCENARIO");
   try {
-    std::vector<workload::Override> overrides;
-    if (vm.count("set")) {
-      for (const auto& text : vm["set"].as<std::vector<std::string>>()) {
-        overrides.push_back(workload::parse_override(text));
-      }
-    }
-    const auto scenario = workload::load_scenario(vm["scenario"].as<std::string>(),
-                                                  data_dir() / "scenarios", registry, overrides);
+    const auto scenario = workload::load_scenario(
+        vm["scenario"].as<std::string>(), data_dir() / "scenarios", registry, set_overrides(vm));
     const auto topology =
         topology::Topology::load(workload::topology_reference(scenario), data_dir() / "topologies");
     sim::RunOptions run_options;

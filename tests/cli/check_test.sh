@@ -6,33 +6,9 @@
 # Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
 set -u
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path to bindersim binary> <repo root>" >&2
-  exit 2
-fi
-BIN=$1
-ROOT=$2
-export BINDERSIM_DATA_DIR="$ROOT"
-
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-pass() {
-  echo "PASS  $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL  $1${2:+: $2}"
-  failed=$((failed + 1))
-}
-
-# Runs bindersim with stdout and stderr captured in $TMP/out and $TMP/err; sets $rc.
-run() {
-  "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
-  rc=$?
-}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+init_test 2 "<path to bindersim binary> <repo root>" "$@"
 
 # expect NAME CODE [REGEX]: the last run exited CODE and, if given, its output matches REGEX
 # (stdout for 0 and 1; for 2, the single stderr line, with stdout empty).
@@ -79,7 +55,7 @@ run run "$ROOT/scenarios/schd-dbg.json" --selector ctabs --set clients.0.iterati
   --out "$TMP/base.json"
 if [[ $rc -ne 0 ]]; then
   fail "bindersim run writes a baseline" "exit $rc: $(head -c 300 "$TMP/err")"
-  echo "$passed passed, $failed failed"
+  summary
   exit 1
 fi
 BASE="$TMP/base.json"
@@ -195,5 +171,4 @@ expect "an unknown option exits 2" 2 "^bindersim check: .*tolerances"
 run check "$BASE" --baseline "$BASE" --exact --tolerance "$TMP/wide.json"
 expect "--exact with --tolerance exits 2" 2 "^bindersim check: --exact and --tolerance"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary

@@ -6,50 +6,11 @@
 # Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
 set -u
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path to bindersim binary> <repo root>" >&2
-  exit 2
-fi
-BIN=$1
-ROOT=$2
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+init_test 2 "<path to bindersim binary> <repo root>" "$@"
 SCENARIO="$ROOT/scenarios/schd-dbg.json"
 TOPOLOGY="$ROOT/topologies/sa8155p.json"
-# Names (schd-dbg, sa8155p) resolve in the repository under test, not the build's source tree.
-export BINDERSIM_DATA_DIR="$ROOT"
-
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-pass() {
-  echo "PASS  $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL  $1${2:+: $2}"
-  failed=$((failed + 1))
-}
-
-# Runs bindersim with stdout and stderr captured in $TMP/out and $TMP/err; sets $rc.
-run() {
-  "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
-  rc=$?
-}
-
-# Echoes and counts the PASS/FAIL lines a checker wrote to file $1; a checker that exited
-# non-zero ($2) counts as one more failure and its other output is shown.
-tally() {
-  local line
-  while IFS= read -r line; do
-    case $line in
-      PASS*) echo "$line" && passed=$((passed + 1)) ;;
-      FAIL*) echo "$line" && failed=$((failed + 1)) ;;
-      *) echo "      $line" ;;
-    esac
-  done <"$1"
-  [[ $2 -eq 0 ]] || fail "checker exited with $2"
-}
 
 # --- run: the shipped schd-dbg under each selector -------------------------------------------
 ran=""
@@ -271,5 +232,4 @@ else
   fail "no command exits 2" "exit $rc"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary

@@ -6,31 +6,13 @@
 # Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
 set -u
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path to bindersim binary> <repo root>" >&2
-  exit 2
-fi
-BIN=$1
-ROOT=$2
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+init_test 2 "<path to bindersim binary> <repo root>" "$@"
 SCENARIO="$ROOT/scenarios/schd-dbg.json"
-# Names resolve in the repository under test, not the build's source tree.
-export BINDERSIM_DATA_DIR="$ROOT"
 # 200 iterations per client keep every run short.
 FAST=(--set clients.0.iterations=200)
 
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-pass() {
-  echo "PASS  $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL  $1${2:+: $2}"
-  failed=$((failed + 1))
-}
 # check NAME COMMAND...: passes when COMMAND succeeds.
 check() {
   local name=$1
@@ -44,14 +26,9 @@ line_matches() {
   line=$(sed -n "${2}p" "$1")
   [[ $line =~ $3 ]]
 }
-# Runs bindersim compare with stdout and stderr captured in $TMP/out and $TMP/err; sets $rc.
-run() {
-  "$BIN" compare "$@" >"$TMP/out" 2>"$TMP/err"
-  rc=$?
-}
 
 # --- the table -------------------------------------------------------------------------------
-run "$SCENARIO" --selectors fifo,ctabs,ctabs-nudge --seeds 3 "${FAST[@]}" --jobs 2 \
+run compare "$SCENARIO" --selectors fifo,ctabs,ctabs-nudge --seeds 3 "${FAST[@]}" --jobs 2 \
   --out "$TMP/jobs2.json"
 check "fifo,ctabs,ctabs-nudge --seeds 3 exits 0" test "$rc" -eq 0
 check "the header names scenario, topology and seeds" \
@@ -70,7 +47,7 @@ check "wall time and runs/s go to stderr" grep -q 'runs/s' "$TMP/err"
 cp "$TMP/out" "$TMP/table-jobs2"
 
 # --- --jobs does not change the output -------------------------------------------------------
-run "$SCENARIO" --selectors fifo,ctabs,ctabs-nudge --seeds 3 "${FAST[@]}" --jobs 1 \
+run compare "$SCENARIO" --selectors fifo,ctabs,ctabs-nudge --seeds 3 "${FAST[@]}" --jobs 1 \
   --out "$TMP/jobs1.json"
 check "--jobs 1 exits 0" test "$rc" -eq 0
 check "--jobs 1 and --jobs 2 write byte-identical JSON" cmp -s "$TMP/jobs1.json" "$TMP/jobs2.json"
@@ -101,17 +78,10 @@ check("summary cells: other columns with a delta and a verdict",
           for c in p99["columns"][1:]))
 PY
 status=$?
-while IFS= read -r line; do
-  case $line in
-    PASS*) echo "$line" && passed=$((passed + 1)) ;;
-    FAIL*) echo "$line" && failed=$((failed + 1)) ;;
-    *) echo "      $line" ;;
-  esac
-done <"$TMP/checks"
-[[ $status -eq 0 ]] || fail "JSON checker exited with $status"
+tally "$TMP/checks" "$status" "JSON checker exited with $status"
 
 # --- --vary ----------------------------------------------------------------------------------
-run "$SCENARIO" --vary kernel.priority_inheritance=android,upstream "${FAST[@]}" \
+run compare "$SCENARIO" --vary kernel.priority_inheritance=android,upstream "${FAST[@]}" \
   --out "$TMP/vary.json"
 check "--vary with two values exits 0" test "$rc" -eq 0
 check "--vary with two values gives two columns" \
@@ -122,7 +92,7 @@ sys.exit(not ([c["label"] for c in d["columns"]] == ["android", "upstream"] and
 check "--vary columns are headed by their values" \
   line_matches "$TMP/out" 2 'android.*upstream'
 
-run "$SCENARIO" --selectors fifo,ctabs --vary kernel.priority_inheritance=android,upstream \
+run compare "$SCENARIO" --selectors fifo,ctabs --vary kernel.priority_inheritance=android,upstream \
   "${FAST[@]}"
 check "--selectors with --vary gives a column per (selector, value)" \
   line_matches "$TMP/out" 2 'fifo android.*fifo upstream.*ctabs android.*ctabs upstream'
@@ -132,7 +102,7 @@ expect_error() {
   local name=$1
   shift
   rm -f "$TMP/bad.json"
-  run "$SCENARIO" "${FAST[@]}" "$@" --out "$TMP/bad.json"
+  run compare "$SCENARIO" "${FAST[@]}" "$@" --out "$TMP/bad.json"
   if [[ $rc -ne 2 ]]; then
     fail "$name exits 2" "exit $rc"
   elif [[ $(wc -l <"$TMP/err") -ne 1 ]]; then
@@ -152,13 +122,12 @@ expect_error "a bad --set" --set clients.7.iterations=3
 expect_error "--seeds 0" --seeds 0
 expect_error "--jobs 0" --jobs 0
 expect_error "an unknown placement" --placement nosuch
-run "$SCENARIO" --selectors nosuch
+run compare "$SCENARIO" --selectors nosuch
 check "an unknown selector lists the valid ones" grep -q 'valid selectors: fifo' "$TMP/err"
 
 # --- help ------------------------------------------------------------------------------------
-run --help
+run compare --help
 check "--help exits 0" test "$rc" -eq 0
 check "--help shows examples" grep -q '^examples:' "$TMP/out"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary

@@ -7,21 +7,14 @@
 # Exits 0 when identical, 1 when the result differs (or a step fails), 2 on bad usage.
 set -u
 
-if [[ $# -ne 4 ]]; then
-  echo "usage: $0 <path to bindersim binary> <repo root> <scenario> <selector>" >&2
-  exit 2
-fi
-BIN=$1
-ROOT=$2
+# shellcheck source-path=SCRIPTDIR source=../cli/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
+init_test 4 "<path to bindersim binary> <repo root> <scenario> <selector>" "$@"
 SCENARIO=$3
 SELECTOR=$4
 # Must match tools/regen-golden.sh and tests/sim/golden_test.cpp.
 ITERATIONS=1000
 GOLDEN="$ROOT/tests/golden/$SCENARIO-$SELECTOR.json"
-export BINDERSIM_DATA_DIR="$ROOT"
-
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 
 if [[ ! -f "$GOLDEN" ]]; then
   echo "FAIL  no golden file $GOLDEN; run tools/regen-golden.sh"

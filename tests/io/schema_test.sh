@@ -7,34 +7,17 @@
 # Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
 set -u
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <path to bindersim binary> <repo root>" >&2
-  exit 2
-fi
-BIN=$1
-ROOT=$2
+# shellcheck source-path=SCRIPTDIR source=../cli/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
+init_test 2 "<path to bindersim binary> <repo root>" "$@"
 SCHEMA="$ROOT/docs/result.schema.json"
-export BINDERSIM_DATA_DIR="$ROOT"
 # Debian's interpreter, where the python3-jsonschema package installs (tools/setup.sh).
 PYTHON=/usr/bin/python3
 
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-passed=0
-failed=0
-pass() {
-  echo "PASS  $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL  $1${2:+: $2}"
-  failed=$((failed + 1))
-}
 
 if ! "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
   fail "$PYTHON has the jsonschema module" "install the Debian package python3-jsonschema"
-  echo "$passed passed, $failed failed"
+  summary
   exit 1
 fi
 
@@ -129,20 +112,11 @@ for path in bad:
     else:
         print(f"PASS  broken document '{name}' fails the schema")
 PY
-validator_rc=$?
-[[ $validator_rc -eq 0 ]] || fail "the validating Python exited non-zero"
-while IFS= read -r line; do
-  case $line in
-    PASS*) echo "$line" && passed=$((passed + 1)) ;;
-    FAIL*) echo "$line" && failed=$((failed + 1)) ;;
-    *) echo "      $line" ;;
-  esac
-done <"$TMP/checks"
+tally "$TMP/checks" $? "the validating Python exited non-zero"
 
 # --- the strict reader agrees: real results read, broken ones are bad input (exit 2) ---------
 for doc in "${documents[@]}"; do
-  "$BIN" check "$doc" --baseline "$doc" >/dev/null 2>"$TMP/err"
-  rc=$?
+  run check "$doc" --baseline "$doc"
   if [[ $rc -eq 0 ]]; then
     pass "bindersim check reads $(basename "$doc")"
   else
@@ -151,8 +125,7 @@ for doc in "${documents[@]}"; do
 done
 for doc in "$TMP"/broken/*.json; do
   name=$(basename "$doc" .json)
-  "$BIN" check "$doc" --baseline "$TMP/fifo.json" >/dev/null 2>"$TMP/err"
-  rc=$?
+  run check "$doc" --baseline "$TMP/fifo.json"
   if [[ $rc -eq 2 ]] && grep -q "^bindersim: $doc: /" "$TMP/err"; then
     pass "bindersim check rejects broken document '$name' (exit 2, file and pointer)"
   else
@@ -161,5 +134,4 @@ for doc in "$TMP"/broken/*.json; do
   fi
 done
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary
