@@ -242,6 +242,13 @@ void Driver::do_transaction(int tid) {
       break;
     }
   }
+  // A call chain this deep means handlers that call each other without end; a device would
+  // run out of binder buffer space. Stop with one clear line instead of growing forever.
+  if (t.stack.size() >= kMaxCallDepth) {
+    throw ConfigError("the scenario's handlers call each other without end: a call chain of " +
+                      procs_[static_cast<std::size_t>(t.proc)].config.name + " reached " +
+                      std::to_string(kMaxCallDepth) + " nested transactions");
+  }
   t.stack.push_back(id);
   t.outgoing = id;
   deliver(id, /*sync_wakeup=*/true, tid);

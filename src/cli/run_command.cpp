@@ -100,6 +100,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       write_file_atomically(vm["out"].as<std::string>(), json.str());
     }
     io::print_tier_table(result, out);
+    if (!result.clients_finished) {
+      err << "bindersim: warning: the clients did not finish their iterations (the time limit, "
+             "or work that can never run, ended the run first)\n";
+    }
     out << std::fixed << std::setprecision(3) << "simulated "
         << static_cast<double>(result.simulated_ns) / 1e9 << " s, " << result.events
         << " events in " << wall_s << " s wall (" << std::setprecision(2)

@@ -38,6 +38,7 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   context.engine.run(scenario.time_limit_ns);
 
   result.simulated_ns = context.engine.now();
+  result.clients_finished = runner.finished();
   result.events = context.engine.events_dispatched();
   result.fingerprint = context.engine.fingerprint();
   result.counters = cost.counters();

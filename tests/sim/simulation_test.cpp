@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "bindersim/common/error.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "sim_fixture.hpp"
 
@@ -115,6 +116,47 @@ TEST_F(SchdDbgTest, TimeLimitStopsARunThatCannotFinish) {
   const auto result = run_scenario(scenario, "fifo");
   EXPECT_LE(result.simulated_ns, 5'000'000);
   EXPECT_LT(result.completed, 1000u);
+}
+
+}  // namespace
+}  // namespace bindersim
+
+namespace bindersim {
+namespace {
+
+TEST(SimulationLimitsTest, HandlersCallingEachOtherWithoutEndStopWithOneError) {
+  // The server's handler calls back into the client process and the client's handler calls
+  // the server again: the chain nests without end. The run stops with a ConfigError instead of
+  // growing until the time limit.
+  auto scenario = testing::scaled_scenario("schd-dbg", 10);
+  auto call_to = [](int process) {
+    workload::Step step;
+    step.op = workload::Step::Op::kCall;
+    step.target.processes = {process};
+    return step;
+  };
+  scenario.processes[0].nodes[0].handler = {call_to(1)};
+  scenario.processes[1].nodes[0].handler = {call_to(0)};
+  try {
+    testing::run_scenario(scenario, "fifo");
+    FAIL() << "an endless call chain ran to completion";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("256 nested transactions"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(SimulationLimitsTest, UnfinishedClientsAreReported) {
+  // Without a thread pool the server never reads its calls: the background load keeps the run
+  // going until the time limit, and the result says the clients did not finish.
+  auto scenario = testing::scaled_scenario("schd-dbg", 10);
+  scenario.processes[0].start_thread_pool = false;
+  scenario.time_limit_ns = 50'000'000;  // 50 ms
+  const auto result = testing::run_scenario(scenario, "fifo");
+  EXPECT_FALSE(result.clients_finished);
+  EXPECT_EQ(result.completed, 0U);
+  EXPECT_TRUE(
+      testing::run_scenario(testing::scaled_scenario("schd-dbg", 10), "fifo").clients_finished);
 }
 
 }  // namespace

@@ -106,6 +106,9 @@ struct DriverCounters {
   std::uint64_t nudges_applied = 0;
 };
 
+// Deepest chain of nested transactions on one thread before the run stops with a ConfigError.
+inline constexpr std::size_t kMaxCallDepth = 256;
+
 class Driver final : public sched::TaskOwner,
                      public selectors::MachineView,
                      public engine::EventHandler {

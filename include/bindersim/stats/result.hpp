@@ -61,6 +61,9 @@ struct RunResult {
   std::string version;
   std::uint64_t fingerprint = 0;
   std::uint64_t events = 0;  // events dispatched (reported on the console, not in the JSON)
+  // Every client did all its iterations (false: the time limit, or work that can never run,
+  // stopped the run first). Reported on the console.
+  bool clients_finished = false;
 
   const Histogram& tier(SchedClass c, Tier t) const {
     return tiers[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
