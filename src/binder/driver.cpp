@@ -118,6 +118,7 @@ void Driver::begin_kernel(int tid, Phase phase, std::int64_t work_ref_ns) {
 }
 
 void Driver::compute(int tid, std::int64_t work_ref_ns) {
+  th(tid).user_work_mark = sched_.task(tid).times.work;
   begin_kernel(tid, Phase::kUser, work_ref_ns);
 }
 
@@ -137,6 +138,7 @@ void Driver::call(int tid, int target_proc, int node, std::int64_t payload_bytes
   x.payload_bytes = payload_bytes;
   x.started = sched_.now();
   x.cookie = cookie;
+  x.client_start = sched_.task(tid).times;
   t.pending = id;
   const auto& costs = context_.topology.costs();
   // A buffer received earlier is freed with this write (libbinder batches BC_FREE_BUFFER).
@@ -287,6 +289,7 @@ void Driver::deliver(int txn_id, bool sync_wakeup, int waker_tid) {
     return;
   }
   th(target).todo.push_back(txn_id);
+  if (!x.is_reply) mark_server(target, x);
   if (options_.inheritance == PriorityInheritance::kAndroid) apply_android_priority(target, x);
   // A thread that is not asleep finds the work at its next read.
   if (is_waiting(th(target).phase)) wake_thread(target, sync_wakeup, waker_tid);
@@ -385,6 +388,7 @@ void Driver::take_work(int tid, int txn_id) {
                       sched_.now(), tid, x.is_reply ? "reply" : "transaction", txn_id, x.from_tid,
                       x.caller_cpu, t.resume_cpu);
   if (!x.is_reply) {
+    mark_server(tid, x);  // taken from proc->todo: no wakeup was waited for
     x.server_cpu = t.resume_cpu;
     if (t.looper) maybe_spawn(t.proc, tid);
     if (options_.inheritance == PriorityInheritance::kAndroid) {
@@ -403,6 +407,13 @@ void Driver::take_work(int tid, int txn_id) {
   t.phase = Phase::kDeliver;
   sched_.run(tid, 0);
   sched_.add_overhead(tid, cost_.transfer(x.payload_cpu, sched_.task(tid).cpu, x.payload_bytes));
+}
+
+void Driver::mark_server(int tid, Transaction& x) {
+  if (x.server_marked) return;
+  x.server_marked = true;
+  x.server_start = sched_.task(tid).times;
+  x.server_user_start = th(tid).user_work;
 }
 
 void Driver::deliver_to_user(int tid) {
@@ -425,6 +436,22 @@ void Driver::deliver_to_user(int tid) {
   record.server_cpu = call.server_cpu;
   record.caller_policy = call.caller_policy;
   record.cookie = call.cookie;
+  {
+    // The caller's share (send and receive paths, switches, stalls, its wait to run after the
+    // reply's wakeup) plus the server's; the rest of the round trip is "other".
+    const sched::TimeAccount& now_times = sched_.task(tid).times;
+    stats::Breakdown b = call.server_part;
+    b.kernel_ns += (now_times.work - call.client_start.work) +
+                   (now_times.switch_stall - call.client_start.switch_stall);
+    b.cache_refill_ns += now_times.cache_stall - call.client_start.cache_stall;
+    b.wakeup_ipi_ns += now_times.wait_ipi - call.client_start.wait_ipi;
+    b.idle_exit_ns += now_times.wait_idle_exit - call.client_start.wait_idle_exit;
+    b.runqueue_wait_ns += now_times.wait_rq - call.client_start.wait_rq;
+    b.other_ns =
+        (record.finished - record.started) - (b.kernel_ns + b.cache_refill_ns + b.wakeup_ipi_ns +
+                                              b.idle_exit_ns + b.runqueue_wait_ns + b.service_ns);
+    record.breakdown = b;
+  }
   BSIM_CHECK(!t.stack.empty() && t.stack.back() == call_id);
   t.stack.pop_back();
   // An enclosing call of this thread (below the transaction it is handling) still waits.
@@ -447,6 +474,21 @@ void Driver::do_reply(int tid) {
   BSIM_CHECK(!t.stack.empty());
   const int call_id = t.stack.back();
   t.stack.pop_back();
+  {
+    // The server's share of the call: its wait to run, its kernel paths and switches, its
+    // cache stalls, and its handler work (service).
+    Transaction& call = txns_[static_cast<std::size_t>(call_id)];
+    const sched::TimeAccount& now_times = sched_.task(tid).times;
+    const SimTime service = t.user_work - call.server_user_start;
+    stats::Breakdown& part = call.server_part;
+    part.service_ns = service;
+    part.kernel_ns = (now_times.work - call.server_start.work - service) +
+                     (now_times.switch_stall - call.server_start.switch_stall);
+    part.cache_refill_ns = now_times.cache_stall - call.server_start.cache_stall;
+    part.wakeup_ipi_ns = now_times.wait_ipi - call.server_start.wait_ipi;
+    part.idle_exit_ns = now_times.wait_idle_exit - call.server_start.wait_idle_exit;
+    part.runqueue_wait_ns = now_times.wait_rq - call.server_start.wait_rq;
+  }
   const int client = txns_[static_cast<std::size_t>(call_id)].from_tid;
   const std::int64_t payload = txns_[static_cast<std::size_t>(call_id)].payload_bytes;
   const int reply_id = alloc_txn();  // may grow the pool: take no references before this
@@ -558,6 +600,7 @@ void Driver::on_work_done(int tid) {
   Thread& t = th(tid);
   switch (t.phase) {
     case Phase::kUser:
+      t.user_work += sched_.task(tid).times.work - t.user_work_mark;
       userspace_->on_user_work_done(tid);
       return;
     case Phase::kSend:

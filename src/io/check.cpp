@@ -96,6 +96,40 @@ std::uint64_t read_ns(const JsonNode& node) {
   return value;
 }
 
+// Any 64-bit signed integer (a breakdown part's mean, which may be negative for other_ns).
+std::int64_t read_int(const JsonNode& node) {
+  const nlohmann::json& raw = node.raw();
+  if (raw.is_number_unsigned()) {
+    if (raw.get<std::uint64_t>() <=
+        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return static_cast<std::int64_t>(raw.get<std::uint64_t>());
+    }
+  } else if (raw.is_number_integer()) {
+    return raw.get<std::int64_t>();
+  }
+  node.fail_expected("a 64-bit signed integer");
+}
+
+// A `breakdown` object: every part an integer, all but other_ns non-negative.
+stats::Breakdown read_breakdown(const JsonNode& node) {
+  ObjectReader r(node);
+  stats::Breakdown b;
+  for (const BreakdownPart& part : kBreakdownParts) {
+    const JsonNode value = r.required(part.key);
+    if (part.member == &stats::Breakdown::other_ns) {
+      b.*part.member = read_int(value);
+    } else {
+      const std::uint64_t v = read_uint(value);
+      if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        value.fail_expected("a non-negative 64-bit signed integer");
+      }
+      b.*part.member = static_cast<std::int64_t>(v);
+    }
+  }
+  r.finish();
+  return b;
+}
+
 double read_non_negative(const JsonNode& node) {
   const double value = node.as_number();
   if (!(value >= 0.0) || !std::isfinite(value)) node.fail_expected("a number >= 0");
@@ -126,6 +160,7 @@ TierFields read_tier(const JsonNode& node) {
   f.p90_ns = read_ns(r.required("p90_ns"));
   f.p99_ns = read_ns(r.required("p99_ns"));
   f.max_ns = read_ns(r.required("max_ns"));
+  f.breakdown = read_breakdown(r.required("breakdown"));
   r.finish();
   return f;
 }

@@ -72,6 +72,44 @@ constexpr int kTierWidth = 15;
 constexpr int kLatencyWidth = 13;
 constexpr int kCallsWidth = 13;
 constexpr int kShareWidth = 8;
+constexpr int kPartWidth = 12;  // breakdown columns
+
+// Integer nanoseconds as microseconds with 3 decimals, exactly: -1500 -> "-1.500".
+std::string us_value(std::int64_t ns) {
+  const std::uint64_t magnitude =
+      ns < 0 ? static_cast<std::uint64_t>(-(ns + 1)) + 1 : static_cast<std::uint64_t>(ns);
+  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", magnitude / 1000, magnitude % 1000);
+}
+
+// The breakdown block: one row per class × tier with calls, mean per call of every part in
+// microseconds. Nothing when no tier has calls.
+void print_breakdown(const stats::RunResult& result, std::ostream& out) {
+  bool any = false;
+  for (stats::SchedClass c : kClasses) {
+    for (stats::Tier t : kTiers) any = any || result.tier(c, t).count() != 0;
+  }
+  if (!any) return;
+  out << "breakdown (mean per call, us)\n";
+  std::string line = fmt::format("{:<{}}{:<{}}", "class", kClassWidth, "tier", kTierWidth);
+  for (const BreakdownPart& part : kBreakdownParts) {
+    line += fmt::format("{:>{}}", part.label, kPartWidth);
+  }
+  out << line << '\n';
+  for (stats::SchedClass c : kClasses) {
+    bool first = true;  // the class is named on its first row only
+    for (stats::Tier t : kTiers) {
+      if (result.tier(c, t).count() == 0) continue;
+      const stats::Breakdown mean = tier_breakdown_mean(result, c, t);
+      line = fmt::format("{:<{}}{:<{}}", first ? class_label(c) : "", kClassWidth, tier_label(t),
+                         kTierWidth);
+      for (const BreakdownPart& part : kBreakdownParts) {
+        line += fmt::format("{:>{}}", us_value(mean.*part.member), kPartWidth);
+      }
+      out << line << '\n';
+      first = false;
+    }
+  }
+}
 
 }  // namespace
 
@@ -94,6 +132,7 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
                          empty ? "-" : ms(h.percentile(0.99)), kLatencyWidth);
     }
   }
+  print_breakdown(result, out);
   const stats::SelectionCounts& s = result.selection;
   out << fmt::format(
       "selection: same cpu {}, same cluster {}, other {}, none idle {} | nudges: applied {}, "

@@ -3,6 +3,8 @@
 #include <array>
 #include <cmath>
 
+#include "bindersim/common/error.hpp"
+
 namespace bindersim::io {
 
 namespace {
@@ -27,6 +29,11 @@ ordered_json tier_json(const stats::RunResult& result, stats::SchedClass c, stat
   j["p90_ns"] = h.percentile(0.90);
   j["p99_ns"] = h.percentile(0.99);
   j["max_ns"] = h.max();
+  const stats::Breakdown mean = tier_breakdown_mean(result, c, t);
+  ordered_json& breakdown = j["breakdown"];
+  for (const BreakdownPart& part : kBreakdownParts) {
+    breakdown[std::string(part.key)] = mean.*part.member;
+  }
   return j;
 }
 
@@ -48,6 +55,23 @@ double tier_share(const stats::RunResult& result, stats::SchedClass sched_class,
   if (class_total == 0) return 0.0;
   return static_cast<double>(result.tier(sched_class, tier).count()) /
          static_cast<double>(class_total);
+}
+
+stats::Breakdown tier_breakdown_mean(const stats::RunResult& result, stats::SchedClass sched_class,
+                                     stats::Tier tier) {
+  const std::uint64_t count = result.tier(sched_class, tier).count();
+  const stats::Breakdown& sum = result.tier_breakdown(sched_class, tier);
+  stats::Breakdown mean;
+  if (count == 0) return mean;
+  // round(|s| / n) = floor((2 |s| + n) / (2 n)) in 128 bits, then the sign of s back on.
+  const Uint128 n = count;
+  for (const BreakdownPart& part : kBreakdownParts) {
+    const std::int64_t s = sum.*part.member;
+    const Uint128 magnitude = s < 0 ? static_cast<Uint128>(-(s + 1)) + 1 : static_cast<Uint128>(s);
+    const auto rounded = static_cast<std::int64_t>((2 * magnitude + n) / (2 * n));
+    mean.*part.member = s < 0 ? -rounded : rounded;
+  }
+  return mean;
 }
 
 ordered_json result_to_json(const stats::RunResult& result) {

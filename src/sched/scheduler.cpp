@@ -151,6 +151,12 @@ void Scheduler::account_progress(int cpu) {
   r.segment_start = now();
   const SimTime stall = std::min(elapsed, task.overhead_ns);
   task.overhead_ns -= stall;
+  // The context switch is paid first, then refills and transfers, then the work.
+  const SimTime switch_part = std::min(stall, task.switch_stall_left);
+  task.switch_stall_left -= switch_part;
+  task.times.switch_stall += switch_part;
+  task.times.cache_stall += stall - switch_part;
+  task.times.work += elapsed - stall;
   const std::int64_t work = std::min(task.work_ref_ns, work_for_ns(elapsed - stall, cpu));
   task.work_ref_ns -= work;
   cost_.on_execute(cpu, elapsed, work);
@@ -286,6 +292,9 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   }
   task.enqueue_seq = next_enqueue_seq_++;
   task.resume_pending = true;
+  task.woken_at = now();
+  task.pending_ipi = 0;
+  task.pending_idle_exit = 0;
   enqueue(cpu, tid);
   update_pelt(task);
   check_preempt(cpu, tid, ctx.waker_cpu);
@@ -307,6 +316,10 @@ void Scheduler::check_preempt(int cpu, int tid, int waker_cpu) {
     const auto& states = context_.topology.cpu(cpu).idle_states;
     const SimTime exit = states[static_cast<std::size_t>(r.idle_state)].exit_latency_ns;
     r.available_at = now() + ipi + exit;
+    if (t(tid).resume_pending) {
+      t(tid).pending_ipi = ipi;
+      t(tid).pending_idle_exit = exit;
+    }
     request_resched(cpu, r.available_at);
     return;
   }
@@ -321,7 +334,10 @@ void Scheduler::check_preempt(int cpu, int tid, int waker_cpu) {
     preempt = curr.vruntime - wakee.vruntime > gran;
     if (!preempt) ensure_slice_check(cpu);
   }
-  if (preempt) request_resched(cpu, std::max(now() + ipi, r.available_at));
+  if (preempt) {
+    if (t(tid).resume_pending) t(tid).pending_ipi = ipi;
+    request_resched(cpu, std::max(now() + ipi, r.available_at));
+  }
 }
 
 // --- switching -----------------------------------------------------------------------------
@@ -373,9 +389,20 @@ void Scheduler::switch_in(int cpu, int tid) {
   task.exec_start = now();
   task.slice_start = now();
   r.segment_start = now();
-  task.overhead_ns += scaled_ns(context_.topology.costs().context_switch_ref_ns, cpu);
+  const SimTime switch_cost = scaled_ns(context_.topology.costs().context_switch_ref_ns, cpu);
+  task.overhead_ns += switch_cost;
+  task.switch_stall_left += switch_cost;
   task.overhead_ns += cost_.on_switch_in(tid, cpu);
   if (task.resume_pending) {
+    // The wait since the wakeup: the IPI, then the idle exit, the rest behind other tasks.
+    const SimTime waited = now() - task.woken_at;
+    const SimTime ipi = std::min(waited, task.pending_ipi);
+    const SimTime idle_exit = std::min(waited - ipi, task.pending_idle_exit);
+    task.times.wait_ipi += ipi;
+    task.times.wait_idle_exit += idle_exit;
+    task.times.wait_rq += waited - ipi - idle_exit;
+    task.pending_ipi = 0;
+    task.pending_idle_exit = 0;
     task.resume_pending = false;
     owner_->on_resume(tid, cpu);
   }
@@ -572,6 +599,7 @@ void Scheduler::switch_out(int tid, TaskState state) {
   account_progress(cpu);
   task.state = state;
   task.has_segment = false;
+  task.switch_stall_left = 0;
   task.overhead_ns = 0;
   task.work_ref_ns = 0;
   update_pelt(task);

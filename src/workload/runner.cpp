@@ -232,8 +232,9 @@ void WorkloadRunner::on_reply(int tid, const binder::CallRecord& record) {
   const auto cls = record.caller_policy == sched::Policy::kFifo ? stats::SchedClass::kFifo
                                                                 : stats::SchedClass::kOther;
   result_.latency.record(latency);
-  result_.tier(cls, tier_of(context_.topology, record.caller_cpu, record.server_cpu))
-      .record(latency);
+  const stats::Tier tier = tier_of(context_.topology, record.caller_cpu, record.server_cpu);
+  result_.tier(cls, tier).record(latency);
+  result_.tier_breakdown(cls, tier) += record.breakdown;
   ++result_.completed;
   ++state(tid).frames.back().pc;
   advance(tid);

@@ -37,6 +37,18 @@ RunResult schd_dbg_like() {
   r.tier(SchedClass::kOther, Tier::kSameCore).record_n(130'000, 4'623);
   r.tier(SchedClass::kOther, Tier::kSameCluster).record_n(140'000, 3'290);
   r.tier(SchedClass::kOther, Tier::kCrossCluster).record_n(190'000, 2'087);
+  // SCHED_OTHER cross_cluster per call: 42 us kernel, 12 wakeup, 22 idle exit, 9 run-queue
+  // wait, 56 cache refill, 30 service, and 19 us for the rest.
+  r.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster) = {.kernel_ns = 42'000 * 2'087,
+                                                               .wakeup_ipi_ns = 12'000 * 2'087,
+                                                               .idle_exit_ns = 22'000 * 2'087,
+                                                               .runqueue_wait_ns = 9'000 * 2'087,
+                                                               .cache_refill_ns = 56'000 * 2'087,
+                                                               .service_ns = 30'000 * 2'087,
+                                                               .other_ns = 19'000 * 2'087};
+  // SCHED_FIFO same_core: the parts overshoot the latency by 1 ns per call.
+  r.tier_breakdown(SchedClass::kFifo, Tier::kSameCore) = {
+      .kernel_ns = 40'000 * 9'963, .service_ns = 49'001 * 9'963, .other_ns = -1 * 9'963};
   for (const auto& cls : r.tiers) {
     for (const auto& h : cls) r.latency.merge(h);
   }
@@ -124,6 +136,16 @@ TEST(ReadResultTest, ReadsWhatTheWriterWrites) {
   EXPECT_EQ(other_cross.count, 2'087u);
   EXPECT_DOUBLE_EQ(other_cross.share, 0.2087);
   EXPECT_EQ(other_cross.mean_ns, 190'000u);
+  EXPECT_EQ(other_cross.breakdown, (stats::Breakdown{.kernel_ns = 42'000,
+                                                     .wakeup_ipi_ns = 12'000,
+                                                     .idle_exit_ns = 22'000,
+                                                     .runqueue_wait_ns = 9'000,
+                                                     .cache_refill_ns = 56'000,
+                                                     .service_ns = 30'000,
+                                                     .other_ns = 19'000}));
+  // A negative rest is read back as it is.
+  EXPECT_EQ(doc.tier(SchedClass::kFifo, Tier::kSameCore).breakdown.other_ns, -1);
+  EXPECT_EQ(doc.tier(SchedClass::kFifo, Tier::kSameCluster).breakdown, stats::Breakdown{});
   EXPECT_EQ(doc.counters.migrations, 23'071u);
   EXPECT_EQ(doc.selection.same_cluster, 3'307u);
   EXPECT_EQ(doc.version, "0.1.0");
@@ -180,6 +202,38 @@ TEST(ReadResultTest, RejectsAnythingButTheDocumentedLayout) {
     json d = good;
     d["transactions"]["per_second"] = "fast";
     cases.push_back({"a string rate", d, "result.json: /transactions/per_second: expected"});
+  }
+  {
+    json d = good;
+    tier(d, "sched_other", "same_core").erase("breakdown");
+    cases.push_back({"a missing breakdown", d,
+                     "result.json: /tiers/sched_other/same_core: missing required key "
+                     "\"breakdown\""});
+  }
+  {
+    json d = good;
+    tier(d, "sched_fifo", "cross_cluster")["breakdown"].erase("service_ns");
+    cases.push_back({"a missing breakdown part", d,
+                     "result.json: /tiers/sched_fifo/cross_cluster/breakdown: missing required "
+                     "key \"service_ns\""});
+  }
+  {
+    json d = good;
+    tier(d, "sched_fifo", "same_core")["breakdown"]["kernel_ns"] = -1;
+    cases.push_back({"a negative part other than other_ns", d,
+                     "result.json: /tiers/sched_fifo/same_core/breakdown/kernel_ns: expected"});
+  }
+  {
+    json d = good;
+    tier(d, "sched_other", "cross_cluster")["breakdown"]["other_ns"] = -0.5;
+    cases.push_back({"a fractional part", d,
+                     "result.json: /tiers/sched_other/cross_cluster/breakdown/other_ns: expected"});
+  }
+  {
+    json d = good;
+    tier(d, "sched_other", "same_cluster")["breakdown"]["irq_ns"] = 0;
+    cases.push_back({"an unknown breakdown part", d,
+                     "result.json: /tiers/sched_other/same_cluster/breakdown/irq_ns: unknown key"});
   }
   cases.push_back({"an array", json::array(), "result.json: /: expected an object"});
   for (const Case& c : cases) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -80,8 +81,13 @@ TEST(ResultJsonTest, KeysAppearInTheDocumentedOrder) {
     ASSERT_EQ(keys_of(j["tiers"][cls]),
               (std::vector<std::string>{"same_core", "same_cluster", "cross_cluster"}));
     for (const auto& tier : j["tiers"][cls]) {
-      EXPECT_EQ(keys_of(tier), (std::vector<std::string>{"count", "share", "mean_ns", "p50_ns",
-                                                         "p90_ns", "p99_ns", "max_ns"}));
+      EXPECT_EQ(keys_of(tier),
+                (std::vector<std::string>{"count", "share", "mean_ns", "p50_ns", "p90_ns", "p99_ns",
+                                          "max_ns", "breakdown"}));
+      EXPECT_EQ(keys_of(tier["breakdown"]),
+                (std::vector<std::string>{"kernel_ns", "wakeup_ipi_ns", "idle_exit_ns",
+                                          "runqueue_wait_ns", "cache_refill_ns", "service_ns",
+                                          "other_ns"}));
     }
   }
   EXPECT_EQ(keys_of(j["counters"]),
@@ -157,11 +163,57 @@ TEST(ResultJsonTest, AllSixTiersArePresentAndEmptyTiersAreZero) {
         EXPECT_EQ(t[field], 0) << cls << "/" << tier << "/" << field;
       }
       EXPECT_EQ(t["share"], 0.0);
+      ASSERT_EQ(t["breakdown"].size(), 7u) << cls << "/" << tier;
+      for (const auto& part : t["breakdown"]) EXPECT_EQ(part, 0) << cls << "/" << tier;
     }
   }
   EXPECT_EQ(present, 6);
   EXPECT_EQ(j["tiers"]["sched_fifo"]["same_cluster"]["share"], 1.0);
   EXPECT_EQ(j["tiers"]["sched_fifo"]["same_cluster"]["count"], 1);
+}
+
+TEST(ResultJsonTest, BreakdownIsTheMeanPerCallOfEachPart) {
+  // A tier of 3 calls: each summed part is divided by 3 and rounded to the nearest
+  // nanosecond, halves away from zero (2 calls: 3/2 = 1.5 gives 2, -3/2 gives -2). The JSON
+  // writes the same means for every tier, by the documented keys.
+  RunResult r;
+  r.tier(SchedClass::kOther, Tier::kCrossCluster).record_n(20'000, 3);
+  r.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster) = {.kernel_ns = 100,      // 33.3
+                                                               .wakeup_ipi_ns = 101,  // 33.7
+                                                               .idle_exit_ns = 0,
+                                                               .runqueue_wait_ns = 150,
+                                                               .cache_refill_ns = 4,
+                                                               .service_ns = 59'000,
+                                                               .other_ns = -5};  // -1.7
+  r.tier(SchedClass::kFifo, Tier::kSameCore).record_n(1'000, 2);
+  r.tier_breakdown(SchedClass::kFifo, Tier::kSameCore) = {.kernel_ns = 3, .other_ns = -3};
+  // A sum on a tier without calls is not divided by zero: the tier writes zeros.
+  r.tier_breakdown(SchedClass::kFifo, Tier::kSameCluster).kernel_ns = 500;
+
+  const ordered_json j = result_to_json(r);
+  const ordered_json& cross = j["tiers"]["sched_other"]["cross_cluster"]["breakdown"];
+  EXPECT_EQ(cross["kernel_ns"], 33);
+  EXPECT_EQ(cross["wakeup_ipi_ns"], 34);
+  EXPECT_EQ(cross["idle_exit_ns"], 0);
+  EXPECT_EQ(cross["runqueue_wait_ns"], 50);
+  EXPECT_EQ(cross["cache_refill_ns"], 1);
+  EXPECT_EQ(cross["service_ns"], 19'667);
+  EXPECT_EQ(cross["other_ns"], -2);
+  const ordered_json& core = j["tiers"]["sched_fifo"]["same_core"]["breakdown"];
+  EXPECT_EQ(core["kernel_ns"], 2);
+  EXPECT_EQ(core["other_ns"], -2);
+  EXPECT_EQ(core["service_ns"], 0);
+  EXPECT_EQ(j["tiers"]["sched_fifo"]["same_cluster"]["breakdown"]["kernel_ns"], 0);
+
+  // tier_breakdown_mean() gives the same means the document carries.
+  const stats::Breakdown mean = tier_breakdown_mean(r, SchedClass::kOther, Tier::kCrossCluster);
+  EXPECT_EQ(mean, (stats::Breakdown{.kernel_ns = 33,
+                                    .wakeup_ipi_ns = 34,
+                                    .idle_exit_ns = 0,
+                                    .runqueue_wait_ns = 50,
+                                    .cache_refill_ns = 1,
+                                    .service_ns = 19'667,
+                                    .other_ns = -2}));
 }
 
 TEST(ResultJsonTest, SharesOfAClassSumToOne) {
@@ -246,7 +298,9 @@ TEST(ConsoleTest, TierTableReproducesThePublishedLayout) {
   std::ostringstream out;
   print_tier_table(schd_dbg_like(), out);
   const std::vector<std::string> lines = lines_of(out.str());
-  ASSERT_EQ(lines.size(), 9u);  // header, column titles, six tiers, selection
+  // header, column titles, six tiers, breakdown title and column titles, six breakdown rows,
+  // selection
+  ASSERT_EQ(lines.size(), 17u);
   EXPECT_TRUE(contains(lines[0], "schd-dbg"));
   EXPECT_TRUE(contains(lines[0], "fifo"));
   EXPECT_TRUE(contains(lines[0], "gki"));
@@ -293,9 +347,69 @@ TEST(ConsoleTest, TierTableReproducesThePublishedLayout) {
   }
   // Columns line up: every tier row and the title row have the same width.
   for (std::size_t i = 2; i < 8; ++i) EXPECT_EQ(lines[i].size(), lines[1].size()) << lines[i];
-  EXPECT_TRUE(contains(lines[8], "same cpu 15,000"));
-  EXPECT_TRUE(contains(lines[8], "none idle 10"));
-  EXPECT_TRUE(contains(lines[8], "applied 0"));
+  EXPECT_EQ(lines[8], "breakdown (mean per call, us)");
+  EXPECT_TRUE(contains(lines[16], "same cpu 15,000"));
+  EXPECT_TRUE(contains(lines[16], "none idle 10"));
+  EXPECT_TRUE(contains(lines[16], "applied 0"));
+}
+
+TEST(ConsoleTest, BreakdownBlockShowsTheMeansOfTiersWithCalls) {
+  // Two tiers with calls: one breakdown row each, means in microseconds with 3 decimals
+  // (1,500 ns per call of kernel work is 1.500 us; -2 ns is -0.002), in the column order of the
+  // JSON; tiers without calls get no row. Rows are as wide as the column titles.
+  RunResult r;
+  r.tier(SchedClass::kFifo, Tier::kSameCluster).record_n(30'000, 2);
+  r.tier_breakdown(SchedClass::kFifo, Tier::kSameCluster) = {.kernel_ns = 3'000,
+                                                             .wakeup_ipi_ns = 8'000,
+                                                             .idle_exit_ns = 0,
+                                                             .runqueue_wait_ns = 250,
+                                                             .cache_refill_ns = 2'000,
+                                                             .service_ns = 46'754,
+                                                             .other_ns = -4};
+  r.tier(SchedClass::kOther, Tier::kCrossCluster).record(123'456);
+  r.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster).service_ns = 123'456;
+  std::ostringstream out;
+  print_tier_table(r, out);
+  const std::vector<std::string> lines = lines_of(out.str());
+  const auto title = std::find(lines.begin(), lines.end(), "breakdown (mean per call, us)");
+  ASSERT_NE(title, lines.end());
+  ASSERT_GE(lines.end() - title, 5);  // title, column titles, two rows, selection
+  const std::string& columns = title[1];
+  const std::string& fifo = title[2];
+  const std::string& other = title[3];
+  EXPECT_EQ(title[4].rfind("selection:", 0), 0u) << title[4];
+
+  const std::vector<std::string> labels = {"kernel", "wakeup+IPI", "idle exit", "rq wait",
+                                           "cache",  "service",    "other"};
+  std::size_t previous = 0;
+  for (const std::string& label : labels) {
+    const std::size_t at = columns.find(label);
+    ASSERT_NE(at, std::string::npos) << label;
+    EXPECT_GT(at, previous) << label;
+    previous = at;
+  }
+  EXPECT_EQ(fifo.rfind("SCHED_FIFO", 0), 0u) << fifo;
+  EXPECT_TRUE(contains(fifo, "same cluster"));
+  // The values appear in column order.
+  previous = 0;
+  for (const char* value :
+       {" 1.500", " 4.000", " 0.000", " 0.125", " 1.000", " 23.377", " -0.002"}) {
+    const std::size_t at = fifo.find(value, previous);
+    ASSERT_NE(at, std::string::npos) << value << " in: " << fifo;
+    previous = at + 1;
+  }
+  EXPECT_EQ(other.rfind("SCHED_OTHER", 0), 0u) << other;
+  EXPECT_TRUE(contains(other, "cross cluster"));
+  EXPECT_TRUE(contains(other, " 123.456"));
+  EXPECT_EQ(fifo.size(), columns.size());
+  EXPECT_EQ(other.size(), columns.size());
+}
+
+TEST(ConsoleTest, NoBreakdownBlockWithoutCalls) {
+  // A run without calls prints no breakdown block.
+  std::ostringstream out;
+  print_tier_table(RunResult{}, out);
+  EXPECT_FALSE(contains(out.str(), "breakdown"));
 }
 
 TEST(ConsoleTest, EmptyTierShowsNoLatency) {

@@ -73,6 +73,15 @@ broken("latency-above-2^40", put(["latency", "max_ns"], 2**40 + 1))
 broken("string-rate", put(["transactions", "per_second"], "fast"))
 broken("other-schema", put(["schema"], "bindersim.result/2"))
 broken("seed-as-string", put(["seed"], "1"))
+broken("missing-breakdown", delete(["tiers", "sched_other", "same_core", "breakdown"]))
+broken("missing-breakdown-part", delete(["tiers", "sched_fifo", "cross_cluster", "breakdown",
+                                         "service_ns"]))
+broken("negative-kernel-part", put(["tiers", "sched_fifo", "same_core", "breakdown",
+                                    "kernel_ns"], -1))
+broken("fractional-breakdown-part", put(["tiers", "sched_other", "cross_cluster", "breakdown",
+                                         "other_ns"], -0.5))
+broken("extra-breakdown-part", put(["tiers", "sched_other", "same_cluster", "breakdown",
+                                    "irq_ns"], 0))
 PY
 
 # --- validation, in one Python process -------------------------------------------------------

@@ -759,3 +759,35 @@ TEST_F(NewIdleTest, TaskWaitingForItsWakingCpuIsNotPulled) {
 
 }  // namespace
 }  // namespace bindersim::sched::fixture
+
+namespace bindersim::sched::fixture {
+namespace {
+
+TEST_F(SchedTest, TimeAccountSplitsTheWaitAndTheRunOfAWakeup) {
+  // A task woken from CPU 4 onto idle CPU 5 waits for the IPI and then for CPU 5's idle exit
+  // (WFI); when it runs it first pays the context switch, then its work.
+  const int tid = sleeper(5, fair_params("sleeper"), only(5));
+  const TimeAccount before = sched_.task(tid).times;
+  const int waker = occupy(4, fair_params("waker"));
+  run_for(50 * kMicrosecond);
+  WakeContext ctx;
+  ctx.waker_tid = waker;
+  ctx.waker_cpu = 4;
+  wake(tid, ctx, 20 * kMicrosecond);
+  run_for(kMillisecond);
+  const TimeAccount& after = sched_.task(tid).times;
+  const auto& costs = topology_.costs();
+  EXPECT_EQ(after.wait_ipi - before.wait_ipi, costs.ipi_latency_ns);
+  EXPECT_EQ(after.wait_idle_exit - before.wait_idle_exit,
+            topology_.cpu(5).idle_states[0].exit_latency_ns);
+  EXPECT_EQ(after.wait_rq - before.wait_rq, 0);
+  const SimTime switch_ns =
+      (costs.context_switch_ref_ns * 1024 + topology_.capacity(5) - 1) / topology_.capacity(5);
+  EXPECT_EQ(after.switch_stall - before.switch_stall, switch_ns);
+  const SimTime work_ns =
+      (20 * kMicrosecond * 1024 + topology_.capacity(5) - 1) / topology_.capacity(5);
+  EXPECT_EQ(after.work - before.work, work_ns);
+}
+
+}  // namespace
+}  // namespace bindersim::sched::fixture

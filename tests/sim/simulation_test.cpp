@@ -161,3 +161,41 @@ TEST(SimulationLimitsTest, UnfinishedClientsAreReported) {
 
 }  // namespace
 }  // namespace bindersim
+
+namespace bindersim {
+namespace {
+
+TEST(BreakdownTest, PartsAddUpToTheRoundTripOfEveryTier) {
+  // Each call's breakdown is its round trip split into parts, "other" being the rest: per
+  // tier, the parts sum to the latency sum exactly. The server's handler work is service, and
+  // both sides' send and receive paths are kernel time.
+  const auto result = testing::run_scenario(testing::scaled_scenario("schd-dbg", 300), "fifo");
+  std::int64_t calls = 0;
+  for (std::size_t c = 0; c < stats::kNumSchedClasses; ++c) {
+    for (std::size_t t = 0; t < stats::kNumTiers; ++t) {
+      const auto& h = result.tiers[c][t];
+      const auto& b = result.breakdown[c][t];
+      const auto sum = static_cast<double>(h.count()) * h.mean();
+      EXPECT_DOUBLE_EQ(
+          static_cast<double>(b.kernel_ns + b.wakeup_ipi_ns + b.idle_exit_ns + b.runqueue_wait_ns +
+                              b.cache_refill_ns + b.service_ns + b.other_ns),
+          sum);
+      if (h.count() == 0) {
+        EXPECT_EQ(b, stats::Breakdown{});
+        continue;
+      }
+      calls += static_cast<std::int64_t>(h.count());
+      const auto n = static_cast<std::int64_t>(h.count());
+      // The schd-dbg handler does 4 us of reference work: at least 4 us on any CPU.
+      EXPECT_GE(b.service_ns / n, 4'000);
+      EXPECT_GT(b.kernel_ns, b.service_ns);
+      EXPECT_GE(b.wakeup_ipi_ns, 0);
+      EXPECT_GE(b.idle_exit_ns, 0);
+      EXPECT_GE(b.runqueue_wait_ns, 0);
+    }
+  }
+  EXPECT_EQ(calls, 600);
+}
+
+}  // namespace
+}  // namespace bindersim

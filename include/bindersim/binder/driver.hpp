@@ -11,6 +11,7 @@
 #include "bindersim/engine/context.hpp"
 #include "bindersim/sched/scheduler.hpp"
 #include "bindersim/selectors/selector.hpp"
+#include "bindersim/stats/result.hpp"
 
 namespace bindersim::cost {
 class CostModel;
@@ -51,7 +52,8 @@ struct CallRecord {
   int caller_cpu = -1;   // CPU the caller ran on when it called
   int server_cpu = -1;   // CPU where the server thread started handling the call
   sched::Policy caller_policy = sched::Policy::kNormal;
-  std::uint64_t cookie = 0;  // the caller's tag
+  std::uint64_t cookie = 0;    // the caller's tag
+  stats::Breakdown breakdown;  // where the round trip went
 };
 
 // The userspace above the driver (libbinder and the workload), told when control returns to it.
@@ -90,6 +92,13 @@ struct Transaction {
   int saved_nice = 0;
   int saved_rt_priority = 0;
   bool transfer_charged = false;
+  // Breakdown bookkeeping: the caller's time account when it called, the server's when it was
+  // chosen (and its handler work so far), and the server's share once it replied.
+  sched::TimeAccount client_start;
+  sched::TimeAccount server_start;
+  SimTime server_user_start = 0;
+  bool server_marked = false;
+  stats::Breakdown server_part;
   std::uint64_t cookie = 0;
   bool in_use = false;
 };
@@ -187,6 +196,8 @@ class Driver final : public sched::TaskOwner,
     int resume_cpu = -1;        // CPU where it returned from waiting this time
     bool free_pending = false;  // a received buffer to free with the next write
     std::int64_t pending_work_ref_ns = 0;  // user work after a sleep or wake_user
+    SimTime user_work = 0;       // running time spent in userspace work (handlers), cumulative
+    SimTime user_work_mark = 0;  // the task's work time when the current user segment began
   };
 
   struct Node {
@@ -225,6 +236,7 @@ class Driver final : public sched::TaskOwner,
   void start_handling(int tid, int txn_id);
   void deliver_to_user(int tid);
   void take_work(int tid, int txn_id);
+  void mark_server(int tid, Transaction& x);
   void apply_android_priority(int tid, Transaction& txn);
   void apply_upstream_priority(int tid, Transaction& txn);
   void restore_priority(int tid, const Transaction& txn);

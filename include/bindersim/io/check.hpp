@@ -31,7 +31,8 @@ struct LatencyFields {
   std::uint64_t max_ns = 0;
 };
 
-// One `tiers.<class>.<tier>` object; `share` is a fraction in [0, 1].
+// One `tiers.<class>.<tier>` object; `share` is a fraction in [0, 1]; `breakdown` holds the
+// mean per call of each part in nanoseconds (only other_ns may be negative).
 struct TierFields {
   std::uint64_t count = 0;
   double share = 0.0;
@@ -40,6 +41,7 @@ struct TierFields {
   std::uint64_t p90_ns = 0;
   std::uint64_t p99_ns = 0;
   std::uint64_t max_ns = 0;
+  stats::Breakdown breakdown;
 };
 
 // A `bindersim.result/1` document (docs/result-schema.md) as read from a file.
@@ -158,7 +160,8 @@ struct CheckReport {
 
 // Compares `result` with `baseline` metric by metric: identity fields, transactions, latency,
 // every class × tier (share; mean_ns and p99_ns when the baseline share is large enough),
-// counters and selection counts per call.
+// counters and selection counts per call. Tier breakdowns are not compared here (check
+// --exact compares them with every other field).
 CheckReport check_result(const ResultDocument& result, const ResultDocument& baseline,
                          const Tolerances& tolerances);
 

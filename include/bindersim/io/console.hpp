@@ -12,7 +12,11 @@ namespace bindersim::io {
 // simulated second), the tier table in the layout of the published schd-dbg "tiered" table
 // (class | tier | avg latency | calls | share, then p50 and p99; latencies in ms with 3
 // decimals, share in % of the class's calls with 1 decimal, "-" for the latency of an empty
-// tier), and a line of selection decisions and nudges. Fixed-width and deterministic.
+// tier), then the breakdown block "breakdown (mean per call, us)": one row per class × tier
+// with calls, columns kernel, wakeup+IPI, idle exit, rq wait, cache, service, other (means of
+// the result JSON's `breakdown`, in microseconds with 3 decimals; the block is left out when
+// no tier has calls), and a line of selection decisions and nudges. Fixed-width and
+// deterministic.
 void print_tier_table(const stats::RunResult& result, std::ostream& out);
 
 // Several runs side by side, one column per run headed by its selector: seed, completed

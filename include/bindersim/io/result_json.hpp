@@ -2,6 +2,7 @@
 // docs/result-schema.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -33,5 +34,29 @@ std::string fingerprint_hex(std::uint64_t fingerprint);
 // Share of the calls of `sched_class` that fell in `tier`: 0 when the class has no calls.
 // Not rounded (the JSON rounds it to 1e-6).
 double tier_share(const stats::RunResult& result, stats::SchedClass sched_class, stats::Tier tier);
+
+// One part of stats::Breakdown: its key in the `breakdown` object of a tier, its column title
+// on the console, and the member that holds it.
+struct BreakdownPart {
+  std::string_view key;    // "kernel_ns", ...
+  std::string_view label;  // "kernel", ...
+  std::int64_t stats::Breakdown::*member;
+};
+// Every part, in the documented key order. Only other_ns may be negative.
+inline constexpr std::array<BreakdownPart, 7> kBreakdownParts = {{
+    {"kernel_ns", "kernel", &stats::Breakdown::kernel_ns},
+    {"wakeup_ipi_ns", "wakeup+IPI", &stats::Breakdown::wakeup_ipi_ns},
+    {"idle_exit_ns", "idle exit", &stats::Breakdown::idle_exit_ns},
+    {"runqueue_wait_ns", "rq wait", &stats::Breakdown::runqueue_wait_ns},
+    {"cache_refill_ns", "cache", &stats::Breakdown::cache_refill_ns},
+    {"service_ns", "service", &stats::Breakdown::service_ns},
+    {"other_ns", "other", &stats::Breakdown::other_ns},
+}};
+
+// Mean per call of every breakdown part of a tier: the tier's summed breakdown divided by its
+// call count, each rounded to the nearest nanosecond (halves away from zero, as mean_ns); all
+// parts 0 for a tier without calls.
+stats::Breakdown tier_breakdown_mean(const stats::RunResult& result, stats::SchedClass sched_class,
+                                     stats::Tier tier);
 
 }  // namespace bindersim::io

@@ -35,6 +35,18 @@ struct TaskParams {
   std::int64_t working_set_bytes = 0;  // data the thread touches each time it runs
 };
 
+// Where a task's time went, cumulative since it was created (nanoseconds). Running time is
+// split into work, context-switch stall and cache stall (refill and transfers); waiting after a
+// wakeup into the reschedule IPI, the CPU's idle exit, and the run queue.
+struct TimeAccount {
+  SimTime work = 0;
+  SimTime switch_stall = 0;
+  SimTime cache_stall = 0;
+  SimTime wait_ipi = 0;
+  SimTime wait_idle_exit = 0;
+  SimTime wait_rq = 0;
+};
+
 struct Task {
   int tid = -1;
   TaskParams params;
@@ -55,6 +67,13 @@ struct Task {
   bool has_segment = false;
   SimTime overhead_ns = 0;
   std::int64_t work_ref_ns = 0;
+
+  // Time accounting (for the latency breakdown).
+  TimeAccount times;
+  SimTime switch_stall_left = 0;  // part of overhead_ns that is context-switch cost
+  SimTime woken_at = 0;           // time of the last wakeup
+  SimTime pending_ipi = 0;        // IPI latency this wakeup waits for
+  SimTime pending_idle_exit = 0;  // idle-exit latency this wakeup waits for
 
   // CFS state.
   std::int64_t vruntime = 0;

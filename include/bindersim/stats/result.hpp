@@ -41,6 +41,34 @@ struct SelectionCounts {
   std::uint64_t nudges_declined = 0;  // cluster-match win while the caller's CPU was busy
 };
 
+// Where the round trip of two-way calls went, summed over the calls of a tier (nanoseconds).
+// Per call: kernel = binder send/receive/reply paths and context switches on both sides;
+// wakeup_ipi = waiting for a reschedule IPI; idle_exit = waiting for a CPU to leave its idle
+// state; runqueue_wait = woken but waiting for the CPU behind other tasks; cache_refill =
+// working-set refill and payload transfer stalls; service = the server's handler work;
+// other = the rest of the round trip (latency minus the parts above).
+struct Breakdown {
+  std::int64_t kernel_ns = 0;
+  std::int64_t wakeup_ipi_ns = 0;
+  std::int64_t idle_exit_ns = 0;
+  std::int64_t runqueue_wait_ns = 0;
+  std::int64_t cache_refill_ns = 0;
+  std::int64_t service_ns = 0;
+  std::int64_t other_ns = 0;
+
+  Breakdown& operator+=(const Breakdown& b) {
+    kernel_ns += b.kernel_ns;
+    wakeup_ipi_ns += b.wakeup_ipi_ns;
+    idle_exit_ns += b.idle_exit_ns;
+    runqueue_wait_ns += b.runqueue_wait_ns;
+    cache_refill_ns += b.cache_refill_ns;
+    service_ns += b.service_ns;
+    other_ns += b.other_ns;
+    return *this;
+  }
+  bool operator==(const Breakdown&) const = default;
+};
+
 struct RunResult {
   std::string scenario;
   std::string topology;
@@ -64,6 +92,16 @@ struct RunResult {
   // Every client did all its iterations (false: the time limit, or work that can never run,
   // stopped the run first). Reported on the console.
   bool clients_finished = false;
+
+  // Summed breakdown of the calls of each tier (divide by the tier's count for the mean).
+  std::array<std::array<Breakdown, kNumTiers>, kNumSchedClasses> breakdown{};
+
+  const Breakdown& tier_breakdown(SchedClass c, Tier t) const {
+    return breakdown[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
+  }
+  Breakdown& tier_breakdown(SchedClass c, Tier t) {
+    return breakdown[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
+  }
 
   const Histogram& tier(SchedClass c, Tier t) const {
     return tiers[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
