@@ -136,16 +136,21 @@ double read_non_negative(const JsonNode& node) {
   return value;
 }
 
-LatencyFields read_latency(const JsonNode& node) {
-  ObjectReader r(node);
-  LatencyFields f;
+// Reads the keys of DistributionFields from `r` (the caller reads the others and finishes).
+void read_distribution(ObjectReader& r, DistributionFields& f) {
   f.count = read_uint(r.required("count"));
   f.mean_ns = read_ns(r.required("mean_ns"));
-  f.min_ns = read_ns(r.required("min_ns"));
   f.p50_ns = read_ns(r.required("p50_ns"));
   f.p90_ns = read_ns(r.required("p90_ns"));
   f.p99_ns = read_ns(r.required("p99_ns"));
   f.max_ns = read_ns(r.required("max_ns"));
+}
+
+LatencyFields read_latency(const JsonNode& node) {
+  ObjectReader r(node);
+  LatencyFields f;
+  read_distribution(r, f);
+  f.min_ns = read_ns(r.required("min_ns"));
   r.finish();
   return f;
 }
@@ -153,13 +158,8 @@ LatencyFields read_latency(const JsonNode& node) {
 TierFields read_tier(const JsonNode& node) {
   ObjectReader r(node);
   TierFields f;
-  f.count = read_uint(r.required("count"));
+  read_distribution(r, f);
   f.share = r.required("share").as_number(0.0, 1.0);
-  f.mean_ns = read_ns(r.required("mean_ns"));
-  f.p50_ns = read_ns(r.required("p50_ns"));
-  f.p90_ns = read_ns(r.required("p90_ns"));
-  f.p99_ns = read_ns(r.required("p99_ns"));
-  f.max_ns = read_ns(r.required("max_ns"));
   f.breakdown = read_breakdown(r.required("breakdown"));
   r.finish();
   return f;

@@ -20,27 +20,25 @@ namespace bindersim::io {
 
 // ---- Result documents read back -------------------------------------------------------------
 
-// The `latency` object of a result document (nanoseconds, calls).
-struct LatencyFields {
+// The distribution fields shared by `latency` and each tier (nanoseconds, calls).
+struct DistributionFields {
   std::uint64_t count = 0;
   std::uint64_t mean_ns = 0;
-  std::uint64_t min_ns = 0;
   std::uint64_t p50_ns = 0;
   std::uint64_t p90_ns = 0;
   std::uint64_t p99_ns = 0;
   std::uint64_t max_ns = 0;
 };
 
+// The `latency` object of a result document.
+struct LatencyFields : DistributionFields {
+  std::uint64_t min_ns = 0;
+};
+
 // One `tiers.<class>.<tier>` object; `share` is a fraction in [0, 1]; `breakdown` holds the
 // mean per call of each part in nanoseconds (only other_ns may be negative).
-struct TierFields {
-  std::uint64_t count = 0;
+struct TierFields : DistributionFields {
   double share = 0.0;
-  std::uint64_t mean_ns = 0;
-  std::uint64_t p50_ns = 0;
-  std::uint64_t p90_ns = 0;
-  std::uint64_t p99_ns = 0;
-  std::uint64_t max_ns = 0;
   stats::Breakdown breakdown;
 };
 
