@@ -78,11 +78,10 @@ SimTime CostModel::transfer(int from_cpu, int to_cpu, std::int64_t bytes) {
       std::llround(static_cast<double>(n) * topology_.transfer_ns_per_line(from_cpu, to_cpu)));
 }
 
-void CostModel::on_execute(int cpu, SimTime ns, std::int64_t work_ref_ns) {
+void CostModel::on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz) {
   if (ns <= 0) return;
   // cycles = ns x kHz / 10^6, kept exact with 128-bit arithmetic.
-  const Uint128 cycles =
-      static_cast<Uint128>(ns) * static_cast<Uint128>(topology_.cpu(cpu).max_freq_khz) / 1'000'000U;
+  const Uint128 cycles = static_cast<Uint128>(ns) * static_cast<Uint128>(freq_khz) / 1'000'000U;
   counters_.cpu_cycles += static_cast<std::uint64_t>(cycles);
   const auto& costs = topology_.costs();
   refs_fraction_ += static_cast<double>(work_ref_ns) / 1000.0 * costs.cache_refs_per_ref_us;

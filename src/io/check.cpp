@@ -388,6 +388,9 @@ ResultDocument read_result(const JsonDocument& document) {
   nudges.finish();
   selection.finish();
 
+  // Scheduler statistics are informative: compared only by --exact (whole documents).
+  static_cast<void>(root.optional("scheduler"));
+
   ObjectReader provenance(root.required("provenance"));
   doc.version = provenance.required("version").as_string();
   const JsonNode fingerprint = provenance.required("fingerprint");

@@ -139,6 +139,18 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
       "declined {}\n",
       grouped(s.same_cpu), grouped(s.same_cluster), grouped(s.other), grouped(s.none_idle),
       grouped(s.nudges_applied), grouped(s.nudges_declined));
+  const stats::SchedulerStats& sched = result.scheduler;
+  std::string freqs;
+  for (const auto& cluster : sched.clusters) {
+    if (!freqs.empty()) freqs += ", ";
+    freqs += fmt::format("{} {}", cluster.name,
+                         grouped(static_cast<std::uint64_t>((cluster.mean_freq_khz + 500) / 1000)));
+  }
+  out << fmt::format(
+      "scheduler: {} governor, mean MHz {} | frequency changes {} | migrations {}, pulls: "
+      "new-idle {}, balance {}\n",
+      sched.governor, freqs, grouped(sched.frequency_changes), grouped(result.counters.migrations),
+      grouped(sched.newidle_pulls), grouped(sched.balance_pulls));
 }
 
 void print_comparison(std::span<const stats::RunResult> results, std::ostream& out) {

@@ -121,6 +121,29 @@ ordered_json result_to_json(const stats::RunResult& result) {
   nudges["applied"] = sel.nudges_applied;
   nudges["declined"] = sel.nudges_declined;
 
+  const stats::SchedulerStats& sched = result.scheduler;
+  ordered_json& scheduler = j["scheduler"];
+  scheduler["governor"] = sched.governor;
+  ordered_json& clusters = scheduler["clusters"];
+  clusters = ordered_json::array();
+  for (const auto& cluster : sched.clusters) {
+    ordered_json entry = ordered_json::object();
+    entry["name"] = cluster.name;
+    entry["mean_freq_khz"] = cluster.mean_freq_khz;
+    clusters.push_back(entry);
+  }
+  ordered_json& busy = scheduler["cpu_busy_share"];
+  busy = ordered_json::array();
+  for (const std::int64_t ns : sched.cpu_busy_ns) {
+    const double share = result.simulated_ns > 0
+                             ? static_cast<double>(ns) / static_cast<double>(result.simulated_ns)
+                             : 0.0;
+    busy.push_back(round_to_scale(share, kShareScale));
+  }
+  scheduler["frequency_changes"] = sched.frequency_changes;
+  scheduler["newidle_pulls"] = sched.newidle_pulls;
+  scheduler["balance_pulls"] = sched.balance_pulls;
+
   ordered_json& provenance = j["provenance"];
   provenance["version"] = result.version;
   provenance["fingerprint"] = fingerprint_hex(result.fingerprint);

@@ -1,6 +1,7 @@
 #include "bindersim/sched/pelt.hpp"
 
 #include <array>
+#include <cmath>
 
 namespace bindersim::sched {
 namespace {
@@ -28,17 +29,18 @@ double pelt_decay(SimTime delta) {
   // and a fraction of a period.
   const auto whole = static_cast<long long>(periods);
   const double fraction = periods - static_cast<double>(whole);
-  double result = kYPow[static_cast<std::size_t>(whole % 32)];
-  for (long long halvings = whole / 32; halvings > 0; --halvings) result *= 0.5;
+  // Whole 32-period halvings are exact powers of two (ldexp is exact and libm-independent).
+  const double result =
+      std::ldexp(kYPow[static_cast<std::size_t>(whole % 32)], -static_cast<int>(whole / 32));
   // y^f for f in [0, 1): y^f = exp(f ln y), ln y = -ln 2 / 32; with |f ln y| < 0.022 the
   // Taylor series up to x^7 is exact to double precision (the next term is below 2e-18).
   const double x = -fraction * 0.69314718055994530942 / 32.0;
-  double term = 1.0;
-  double y_fraction = 1.0;
-  for (int k = 1; k <= 7; ++k) {
-    term *= x / k;
-    y_fraction += term;
-  }
+  const double y_fraction =
+      1.0 +
+      x * (1.0 +
+           x / 2.0 *
+               (1.0 +
+                x / 3.0 * (1.0 + x / 4.0 * (1.0 + x / 5.0 * (1.0 + x / 6.0 * (1.0 + x / 7.0))))));
   return result * y_fraction;
 }
 

@@ -1,5 +1,8 @@
 #include "bindersim/sched/placement.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include "bindersim/common/error.hpp"
 #include "bindersim/topology/topology.hpp"
 
@@ -9,8 +12,10 @@ namespace {
 constexpr SimTime kWakeeFlipDecay = engine::kSecond;  // record_wakee(): halve once per second
 constexpr int kNoCpu = -1;
 
+}  // namespace
+
 // record_wakee(): the waker counts how often it switches between wakees.
-void record_wakee(Scheduler& sched, int waker_tid, int wakee_tid) {
+void MainlinePlacement::record_wakee(Scheduler& sched, int waker_tid, int wakee_tid) {
   if (waker_tid < 0) return;
   Task& waker = sched.task_for_update(waker_tid);
   if (sched.now() > waker.wakee_flip_decay_ts + kWakeeFlipDecay) {
@@ -23,6 +28,8 @@ void record_wakee(Scheduler& sched, int waker_tid, int wakee_tid) {
   }
 }
 
+namespace {
+
 bool asym_capacity(const Scheduler& sched) {
   const auto& cpus = sched.topology().cpus();
   for (const auto& cpu : cpus) {
@@ -34,6 +41,14 @@ bool asym_capacity(const Scheduler& sched) {
 bool fits(const Scheduler& sched, int tid, int cpu) {
   if (!asym_capacity(sched)) return true;
   return MainlinePlacement::fits_capacity(sched.task_util(tid), sched.topology().capacity(cpu));
+}
+
+// rt_task_fits_capacity(): an RT task's utilisation is its uclamp minimum
+// (sched_util_clamp_min_rt_default), so it fits CPUs of at least that capacity.
+bool rt_fits(const Scheduler& sched, int cpu) {
+  if (!asym_capacity(sched)) return true;
+  return sched.topology().capacity(cpu) >=
+         std::min(sched.tunables().rt_uclamp_min, sched.topology().max_capacity());
 }
 
 }  // namespace
@@ -129,7 +144,7 @@ int MainlinePlacement::select_idle_sibling(Scheduler& sched, int tid, int prev_c
 }
 
 int MainlinePlacement::select_task_rq_fair(Scheduler& sched, int tid, int prev_cpu,
-                                           const WakeContext& ctx) {
+                                           const WakeContext& ctx, bool wakee_recorded) {
   const Task& task = sched.task(tid);
   if (ctx.fork || ctx.waker_cpu < 0) {
     // New tasks and timer wakeups: the idlest fitting CPU from prev (find_idlest_cpu's
@@ -137,7 +152,7 @@ int MainlinePlacement::select_task_rq_fair(Scheduler& sched, int tid, int prev_c
     const int cpu = select_idle_capacity(sched, tid, prev_cpu);
     return cpu >= 0 ? cpu : prev_cpu;
   }
-  record_wakee(sched, ctx.waker_tid, tid);
+  if (!wakee_recorded) record_wakee(sched, ctx.waker_tid, tid);
   const int this_cpu = ctx.waker_cpu;
   int new_cpu = prev_cpu;
   const bool want_affine = !wake_wide(sched, ctx.waker_tid, tid) && task.allowed_on(this_cpu);
@@ -165,7 +180,7 @@ int MainlinePlacement::find_lowest_rq(const Scheduler& sched, int tid, int this_
   if (lowest_level > kMaxRtPrio) return kNoCpu;
   auto in_mask = [&](int cpu) {
     return cpu >= 0 && task.allowed_on(cpu) && level_of(cpu) == lowest_level &&
-           (!asym_capacity(sched) || fits(sched, tid, cpu));
+           (!asym_capacity(sched) || rt_fits(sched, cpu));
   };
   bool any_fits = false;
   for (int cpu = 0; cpu < sched.num_cpus(); ++cpu) any_fits = any_fits || in_mask(cpu);
@@ -190,19 +205,157 @@ int MainlinePlacement::select_task_rq_rt(const Scheduler& sched, int tid, int cp
   const int curr = sched.rq(cpu).curr;
   const bool blocked_by_curr = curr >= 0 && curr != tid && sched.task(curr).is_rt() &&
                                sched.task(curr).prio() <= task.prio();
-  if (blocked_by_curr || !fits(sched, tid, cpu) || !task.allowed_on(cpu)) {
+  if (blocked_by_curr || !rt_fits(sched, cpu) || !task.allowed_on(cpu)) {
     const int target = find_lowest_rq(sched, tid, ctx.waker_cpu);
-    if (!blocked_by_curr && target >= 0 && !fits(sched, tid, target)) return cpu;
+    if (!blocked_by_curr && target >= 0 && !rt_fits(sched, target)) return cpu;
     if (target >= 0 && task.prio() < sched.highest_rt_prio(target)) return target;
   }
   return cpu;
 }
 
-std::vector<std::string> placement_names() { return {"mainline"}; }
+// --- gki -----------------------------------------------------------------------------------
+
+int GkiPlacement::select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) {
+  if (sched.task(tid).is_rt()) {
+    if (honor_rt_sync(sched, tid, ctx)) return ctx.waker_cpu;
+    return MainlinePlacement::select_task_rq_rt(sched, tid, prev_cpu, ctx);
+  }
+  if (ctx.fork) return MainlinePlacement::select_task_rq_fair(sched, tid, prev_cpu, ctx);
+  MainlinePlacement::record_wakee(sched, ctx.waker_tid, tid);
+  const int cpu = find_energy_efficient_cpu(sched, tid, prev_cpu, ctx);
+  if (cpu >= 0) return cpu;
+  return MainlinePlacement::select_task_rq_fair(sched, tid, prev_cpu, ctx, true);
+}
+
+bool GkiPlacement::honor_sync(const Scheduler& sched, int tid, const WakeContext& ctx) {
+  const int cpu = ctx.waker_cpu;
+  return ctx.sync && cpu >= 0 && sched.nr_running(cpu) == 1 && sched.task(tid).allowed_on(cpu) &&
+         MainlinePlacement::fits_capacity(sched.task_util(tid), sched.capacity_of(cpu));
+}
+
+bool GkiPlacement::honor_rt_sync(const Scheduler& sched, int tid, const WakeContext& ctx) {
+  const int cpu = ctx.waker_cpu;
+  if (!ctx.sync || cpu < 0 || !sched.task(tid).allowed_on(cpu)) return false;
+  const RunQueue& rq = sched.rq(cpu);
+  if (rq.curr < 0 || !sched.task(rq.curr).is_rt()) return false;  // only RT wakers
+  // rt.highest_prio.next: the best priority among the pushable queued RT tasks (those that may
+  // run on more than one CPU).
+  int next_prio = kMaxRtPrio;
+  for (int queued : rq.rt) {
+    const std::uint64_t affinity = sched.task(queued).params.affinity;
+    const bool pinned = affinity != 0 && (affinity & (affinity - 1)) == 0;
+    if (!pinned) next_prio = std::min(next_prio, sched.task(queued).prio());
+  }
+  const int rt_nr_running = 1 + static_cast<int>(rq.rt.size());
+  return sched.task(tid).prio() <= next_prio && rt_nr_running <= 2;
+}
+
+double GkiPlacement::cpu_util_next(const Scheduler& sched, int cpu, int tid, int dst_cpu) {
+  double util = sched.cpu_util_fair(cpu);
+  const int task_cpu = sched.task(tid).cpu;
+  if (task_cpu == cpu && dst_cpu != cpu) {
+    util = std::max(0.0, util - sched.task_util(tid));
+  } else if (task_cpu != cpu && dst_cpu == cpu) {
+    util += sched.task_util(tid);
+  }
+  return util;
+}
+
+double GkiPlacement::compute_energy(const Scheduler& sched, int cluster, int tid, int dst_cpu) {
+  const auto& topology = sched.topology();
+  const auto& cpus = topology.cluster_cpus(cluster);
+  const auto scale_cpu = static_cast<double>(topology.capacity(cpus.front()));
+  const double rt_min = std::min<double>(sched.tunables().rt_uclamp_min, scale_cpu);
+  double max_util = 0;
+  double sum_util = 0;
+  for (int cpu : cpus) {
+    const double util = cpu_util_next(sched, cpu, tid, dst_cpu) + sched.cpu_util_rt(cpu);
+    sum_util += std::min(util, scale_cpu);  // effective_cpu_util(ENERGY_UTIL)
+    double freq_util = util;                // effective_cpu_util(FREQUENCY_UTIL) with uclamp
+    if (!sched.rq(cpu).rt.empty() ||
+        (sched.rq(cpu).curr >= 0 && sched.task(sched.rq(cpu).curr).is_rt())) {
+      freq_util = std::max(freq_util, rt_min);
+    }
+    max_util = std::max(max_util, std::min(freq_util, scale_cpu));
+  }
+  return em_cpu_energy(topology.frequency_domain(cluster), max_util, sum_util, scale_cpu);
+}
+
+double GkiPlacement::em_cpu_energy(const topology::FrequencyDomain& domain, double max_util,
+                                   double sum_util, double scale_cpu) {
+  const auto fmax = static_cast<double>(domain.opps.back().freq_khz);
+  // map_util_perf() adds 25% headroom; the lowest operating point at or above that frequency.
+  const double freq = fmax * std::min(1.25 * max_util, scale_cpu) / scale_cpu;
+  const topology::Opp* state = &domain.opps.back();
+  for (const topology::Opp& opp : domain.opps) {
+    if (static_cast<double>(opp.freq_khz) >= freq) {
+      state = &opp;
+      break;
+    }
+  }
+  // em_perf_state.cost = power x fmax / f: the energy of running scale_cpu worth of work.
+  const double cost = state->power * fmax / static_cast<double>(state->freq_khz);
+  return cost * sum_util / scale_cpu;
+}
+
+int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int prev_cpu,
+                                            const WakeContext& ctx) {
+  const auto& topology = sched.topology();
+  if (!topology.has_energy_model() || sched.overutilized()) return kNoCpu;
+  if (honor_sync(sched, tid, ctx)) return ctx.waker_cpu;
+  const Task& task = sched.task(tid);
+  if (sched.task_util(tid) <= 0) return prev_cpu;  // no utilisation yet: nothing to compare
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  double prev_delta = kNone;
+  double best_delta = kNone;
+  double base_energy = 0;
+  int best_cpu = prev_cpu;
+  for (int cluster = 0; cluster < topology.num_clusters(); ++cluster) {
+    // The cluster's energy without the task counts towards the margin whether or not the
+    // task can go there (base_energy_pd of every performance domain).
+    const double base = compute_energy(sched, cluster, tid, kNoCpu);
+    base_energy += base;
+    double max_spare = 0;
+    int max_spare_cpu = kNoCpu;
+    bool compute_prev = false;
+    for (int cpu : topology.cluster_cpus(cluster)) {
+      if (!task.allowed_on(cpu)) continue;
+      const double util = cpu_util_next(sched, cpu, tid, cpu);
+      const double capacity = sched.capacity_of(cpu);
+      if (!MainlinePlacement::fits_capacity(util, capacity)) continue;
+      const double spare = capacity - util;
+      if (cpu == prev_cpu) {
+        compute_prev = true;
+      } else if (spare > max_spare) {
+        max_spare = spare;
+        max_spare_cpu = cpu;
+      }
+    }
+    if (max_spare_cpu < 0 && !compute_prev) continue;
+    if (compute_prev) prev_delta = compute_energy(sched, cluster, tid, prev_cpu) - base;
+    if (max_spare_cpu >= 0) {
+      const double delta = compute_energy(sched, cluster, tid, max_spare_cpu) - base;
+      if (delta < best_delta) {
+        best_delta = delta;
+        best_cpu = max_spare_cpu;
+      }
+    }
+  }
+  // Leave prev only when it cannot take the task or the best CPU saves more than 1/16 (6%) of
+  // the energy with the task on prev.
+  if (prev_delta == kNone) return best_cpu;
+  if (best_delta != kNone && prev_delta - best_delta > (prev_delta + base_energy) / 16.0) {
+    return best_cpu;
+  }
+  return prev_cpu;
+}
+
+std::vector<std::string> placement_names() { return {"mainline", "gki"}; }
 
 std::unique_ptr<PlacementPolicy> make_placement(const std::string& name) {
   if (name == "mainline") return std::make_unique<MainlinePlacement>();
-  throw ConfigError("unknown placement \"" + name + "\"; valid placements: mainline");
+  if (name == "gki") return std::make_unique<GkiPlacement>();
+  throw ConfigError("unknown placement \"" + name + "\"; valid placements: mainline, gki");
 }
 
 }  // namespace bindersim::sched

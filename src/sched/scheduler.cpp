@@ -25,10 +25,9 @@ double signal_at(const PeltSignal& signal, SimTime now, bool active, double ceil
   return projected.value();
 }
 
-double util_at(const Task& task, SimTime now, const topology::Topology& topology) {
-  const double ceiling = task.cpu >= 0 ? topology.capacity(task.cpu) : 1024.0;
-  return signal_at(task.util, now, task.state == TaskState::kRunning, ceiling);
-}
+// sd->balance_interval grows with the domain's CPU count (1 ms per CPU) and is multiplied by
+// busy_factor on a busy CPU.
+constexpr int kBusyFactor = 16;
 
 }  // namespace
 
@@ -48,8 +47,21 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       cost_(cost),
       placement_(placement),
       tunables_(tunables),
-      rqs_(static_cast<std::size_t>(context.topology.num_cpus())) {
+      rqs_(static_cast<std::size_t>(context.topology.num_cpus())),
+      freqs_(static_cast<std::size_t>(context.topology.num_clusters())),
+      capacity_now_(static_cast<std::size_t>(context.topology.num_cpus())),
+      speed_milli_(static_cast<std::size_t>(context.topology.num_cpus())),
+      busy_ns_(static_cast<std::size_t>(context.topology.num_cpus()), 0) {
   for (RunQueue& r : rqs_) r.idle_history.fill(2 * tunables_.migration_cost_ns);
+  for (int cluster = 0; cluster < context.topology.num_clusters(); ++cluster) {
+    const auto& opps = context.topology.frequency_domain(cluster).opps;
+    ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
+    // schedutil starts at the maximum, as cpufreq policies do at boot.
+    const int top = opps.empty() ? 0 : static_cast<int>(opps.size()) - 1;
+    f.opp = tunables_.governor == Governor::kPowersave ? 0 : top;
+    f.requested_opp = f.opp;
+    refresh_speeds(cluster);
+  }
   target_ = context_.engine.add_handler(*this);
 }
 
@@ -99,46 +111,159 @@ int Scheduler::highest_rt_prio(int cpu) const {
   return best;
 }
 
+int Scheduler::runnable_fair_weight(int cpu) const {
+  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
+  int weight = r.curr >= 0 && !task(r.curr).is_rt() ? task(r.curr).weight : 0;
+  for (int tid : r.fair) weight += task(tid).weight;
+  return weight;
+}
+
+bool Scheduler::rt_runnable(int cpu) const {
+  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
+  return !r.rt.empty() || (r.curr >= 0 && task(r.curr).is_rt());
+}
+
+namespace {
+
+// A run-queue signal carried from `value` over a span with survival factor `keep`, converging
+// to `ceiling` while active.
+double carried(double value, double keep, bool active, double ceiling) {
+  return value * keep + (active ? ceiling * (1.0 - keep) : 0.0);
+}
+
+}  // namespace
+
 double Scheduler::cpu_load(int cpu) const {
-  double sum = 0;
-  for (const Task& each : tasks_) {
-    if (each.cpu == cpu && each.state != TaskState::kDead && !each.is_rt()) {
-      sum += each.load_avg(now());
-    }
-  }
-  return sum;
+  const RunQueue& r = rq(cpu);
+  const int weight = runnable_fair_weight(cpu);
+  return carried(r.load_fair, pelt_decay(now() - r.signals_at), weight > 0, weight);
 }
 
-double Scheduler::cpu_util(int cpu) const {
-  double sum = 0;
-  for (const Task& each : tasks_) {
-    if (each.cpu == cpu && each.state != TaskState::kDead) {
-      sum += util_at(each, now(), context_.topology);
-    }
-  }
-  return sum;
+double Scheduler::cpu_util_fair(int cpu) const {
+  const RunQueue& r = rq(cpu);
+  const bool running = r.curr >= 0 && !task(r.curr).is_rt();
+  return carried(r.util_fair, pelt_decay(now() - r.signals_at), running, current_capacity(cpu));
 }
 
-double Scheduler::task_util(int tid) const { return util_at(task(tid), now(), context_.topology); }
+double Scheduler::cpu_util_rt(int cpu) const {
+  const RunQueue& r = rq(cpu);
+  const bool running = r.curr >= 0 && task(r.curr).is_rt();
+  return carried(r.util_rt, pelt_decay(now() - r.signals_at), running, current_capacity(cpu));
+}
+
+double Scheduler::cpu_util(int cpu) const { return cpu_util_fair(cpu) + cpu_util_rt(cpu); }
+
+double Scheduler::task_util(int tid) const {
+  const Task& each = task(tid);
+  const double ceiling = each.cpu >= 0 ? current_capacity(each.cpu) : 1024.0;
+  return signal_at(each.util, now(), each.state == TaskState::kRunning, ceiling);
+}
+
+double Scheduler::capacity_of(int cpu) const {
+  return std::max(1.0, context_.topology.capacity(cpu) - cpu_util_rt(cpu));
+}
+
+void Scheduler::refresh_speeds(int cluster) {
+  const auto& topology = context_.topology;
+  const auto& opps = topology.frequency_domain(cluster).opps;
+  ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
+  for (int cpu : topology.cluster_cpus(cluster)) {
+    const auto& info = topology.cpu(cpu);
+    f.freq_khz = opps.empty() ? info.max_freq_khz : opps[static_cast<std::size_t>(f.opp)].freq_khz;
+    capacity_now_[static_cast<std::size_t>(cpu)] = static_cast<double>(info.capacity) *
+                                                   static_cast<double>(f.freq_khz) /
+                                                   static_cast<double>(info.max_freq_khz);
+    speed_milli_[static_cast<std::size_t>(cpu)] =
+        std::int64_t{info.capacity} * 1000 * f.freq_khz / info.max_freq_khz;
+  }
+}
+
+double Scheduler::cpu_frequency_util(int cpu) const {
+  const double capacity = context_.topology.capacity(cpu);
+  double util = std::min(cpu_util(cpu), capacity);
+  if (rt_runnable(cpu)) util = std::max(util, std::min<double>(tunables_.rt_uclamp_min, capacity));
+  return util;
+}
+
+bool Scheduler::overutilized() const {
+  for (int cpu = 0; cpu < num_cpus(); ++cpu) {
+    // cpu_overutilized(): the utilisation no longer fits with the 20% margin.
+    if (cpu_util_fair(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) return true;
+  }
+  return false;
+}
+
+bool Scheduler::balancing_active() const {
+  return !(placement_.energy_aware() && context_.topology.has_energy_model() && !overutilized());
+}
+
+SimTime Scheduler::busy_ns(int cpu) const {
+  const RunQueue& r = rq(cpu);
+  return busy_ns_[static_cast<std::size_t>(cpu)] + (r.curr >= 0 ? now() - r.segment_start : 0);
+}
+
+double Scheduler::mean_freq_khz(int cluster) const {
+  const ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
+  if (now() <= 0) return static_cast<double>(current_freq_khz(cluster));
+  const long double total = f.khz_ns + static_cast<long double>(current_freq_khz(cluster)) *
+                                           static_cast<long double>(now() - f.accounted_until);
+  return static_cast<double>(total / static_cast<long double>(now()));
+}
 
 // --- time and progress ---------------------------------------------------------------------
 
 SimTime Scheduler::scaled_ns(std::int64_t work_ref_ns, int cpu) const {
-  // Reference work is defined on a capacity-1024 CPU; frequency is the CPU's maximum.
-  const std::int64_t capacity = context_.topology.capacity(cpu);
-  return (work_ref_ns * 1024 + capacity - 1) / capacity;
+  // Reference work is defined on a capacity-1024 CPU at its maximum frequency.
+  const std::int64_t speed = speed_milli_[static_cast<std::size_t>(cpu)];
+  return (work_ref_ns * 1024000 + speed - 1) / speed;
 }
 
 std::int64_t Scheduler::work_for_ns(SimTime ns, int cpu) const {
-  return ns * context_.topology.capacity(cpu) / 1024;
+  return ns * speed_milli_[static_cast<std::size_t>(cpu)] / 1024000;
 }
 
 void Scheduler::update_pelt(Task& task) {
   const bool running = task.state == TaskState::kRunning;
   const bool runnable = running || task.state == TaskState::kRunnable;
-  const double capacity = task.cpu >= 0 ? context_.topology.capacity(task.cpu) : 1024.0;
+  const double capacity = task.cpu >= 0 ? current_capacity(task.cpu) : 1024.0;
   task.util.update(now(), running, capacity);
   task.runnable.update(now(), runnable, 1024.0);
+}
+
+// Brings the run queue's aggregated signals to now with the state they had since their last
+// update. Called before anything that changes that state (running task, queued fair weight,
+// attached tasks, frequency).
+void Scheduler::sync_rq_signals(int cpu) {
+  RunQueue& r = q(cpu);
+  if (now() <= r.signals_at) return;
+  const double keep = pelt_decay(now() - r.signals_at);
+  const bool fair_running = r.curr >= 0 && !t(r.curr).is_rt();
+  const bool rt_running = r.curr >= 0 && t(r.curr).is_rt();
+  const double capacity = current_capacity(cpu);
+  const int weight = runnable_fair_weight(cpu);
+  r.util_fair = carried(r.util_fair, keep, fair_running, capacity);
+  r.util_rt = carried(r.util_rt, keep, rt_running, capacity);
+  r.load_fair = carried(r.load_fair, keep, weight > 0, weight);
+  r.signals_at = now();
+}
+
+// attach_entity_load_avg(): a fair task's signals (current to now) join its CPU's sums. RT
+// utilisation belongs to the CPU, not to tasks, so RT tasks attach nothing.
+void Scheduler::attach_signals(Task& task, int cpu) {
+  if (task.is_rt()) return;
+  sync_rq_signals(cpu);
+  RunQueue& r = q(cpu);
+  r.util_fair += task.util.value();
+  r.load_fair += task.runnable.value() / 1024.0 * task.weight;
+}
+
+// detach_entity_load_avg(): a fair task's signals leave its CPU's sums (never below zero).
+void Scheduler::detach_signals(Task& task) {
+  if (task.cpu < 0 || task.is_rt()) return;
+  sync_rq_signals(task.cpu);
+  RunQueue& r = q(task.cpu);
+  r.util_fair = std::max(0.0, r.util_fair - task.util.value());
+  r.load_fair = std::max(0.0, r.load_fair - task.runnable.value() / 1024.0 * task.weight);
 }
 
 // Charges the running task of `cpu` for the time since segment_start: stall first, then work.
@@ -149,6 +274,7 @@ void Scheduler::account_progress(int cpu) {
   const SimTime elapsed = now() - r.segment_start;
   if (elapsed <= 0) return;
   r.segment_start = now();
+  busy_ns_[static_cast<std::size_t>(cpu)] += elapsed;
   const SimTime stall = std::min(elapsed, task.overhead_ns);
   task.overhead_ns -= stall;
   // The context switch is paid first, then refills and transfers, then the work.
@@ -159,7 +285,7 @@ void Scheduler::account_progress(int cpu) {
   task.times.work += elapsed - stall;
   const std::int64_t work = std::min(task.work_ref_ns, work_for_ns(elapsed - stall, cpu));
   task.work_ref_ns -= work;
-  cost_.on_execute(cpu, elapsed, work);
+  cost_.on_execute(elapsed, work, current_freq_khz(context_.topology.cluster_of(cpu)));
   if (!task.is_rt()) {
     const SimTime delta = now() - task.exec_start;
     task.vruntime += delta * 1024 / task.weight;
@@ -195,12 +321,14 @@ void Scheduler::update_min_vruntime(int cpu) {
 // --- queues ------------------------------------------------------------------------------
 
 void Scheduler::enqueue(int cpu, int tid) {
+  sync_rq_signals(cpu);
   Task& task = t(tid);
   task.state = TaskState::kRunnable;
   (task.is_rt() ? q(cpu).rt : q(cpu).fair).push_back(tid);
 }
 
 void Scheduler::dequeue(int cpu, int tid) {
+  sync_rq_signals(cpu);
   RunQueue& r = q(cpu);
   for (auto* list : {&r.rt, &r.fair}) {
     auto it = std::find(list->begin(), list->end(), tid);
@@ -235,9 +363,15 @@ int Scheduler::pick_next(int cpu) const {
 
 // set_task_cpu(): moves the task's bookkeeping to `cpu`, renormalising its vruntime.
 void Scheduler::place_on_cpu(Task& task, int cpu) {
-  if (task.cpu >= 0 && task.cpu != cpu) {
-    ++migrations_;
-    if (!task.is_rt()) task.vruntime += q(cpu).min_vruntime - q(task.cpu).min_vruntime;
+  if (task.cpu != cpu) {
+    update_pelt(task);
+    if (task.cpu >= 0) {
+      ++migrations_;
+      if (!task.is_rt()) task.vruntime += q(cpu).min_vruntime - q(task.cpu).min_vruntime;
+      detach_signals(task);
+    }
+    task.cpu = cpu;
+    attach_signals(task, cpu);
   }
   task.cpu = cpu;
   task.wake_cpu = cpu;
@@ -298,6 +432,7 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   enqueue(cpu, tid);
   update_pelt(task);
   check_preempt(cpu, tid, ctx.waker_cpu);
+  update_frequency(context_.topology.cluster_of(cpu));
 }
 
 void Scheduler::request_resched(int cpu, SimTime at) {
@@ -343,6 +478,7 @@ void Scheduler::check_preempt(int cpu, int tid, int waker_cpu) {
 // --- switching -----------------------------------------------------------------------------
 
 void Scheduler::schedule_cpu(int cpu) {
+  sync_rq_signals(cpu);
   RunQueue& r = q(cpu);
   const int prev = r.curr;
   if (prev >= 0) {
@@ -381,6 +517,7 @@ void Scheduler::schedule_cpu(int cpu) {
 }
 
 void Scheduler::switch_in(int cpu, int tid) {
+  sync_rq_signals(cpu);
   RunQueue& r = q(cpu);
   Task& task = t(tid);
   update_pelt(task);
@@ -408,6 +545,7 @@ void Scheduler::switch_in(int cpu, int tid) {
   }
   BSIM_CHECK_MSG(task.has_segment, "a task was switched in without work");
   rearm(cpu);
+  start_tick(cpu);
   if (!task.is_rt() && !r.fair.empty()) ensure_slice_check(cpu);
 }
 
@@ -427,8 +565,10 @@ int Scheduler::newidle_balance(int cpu) {
   if (rt >= 0) return rt;
   // The kernel skips the fair balance when this CPU's idle periods are short on average
   // (avg_idle < migration cost): the pull would cost more than it saves.
-  if (average_idle(cpu) < tunables_.migration_cost_ns) return -1;
-  return pull_fair_task(cpu);
+  if (average_idle(cpu) < tunables_.migration_cost_ns || !balancing_active()) return -1;
+  const int pulled = pull_fair_task(cpu, 1);
+  if (pulled >= 0) ++newidle_pulls_;
+  return pulled;
 }
 
 // pull_rt_task(): from CPUs that are RT-overloaded (two or more RT tasks runnable), the
@@ -448,14 +588,17 @@ int Scheduler::pull_rt_task(int cpu) {
       if (best < 0 || candidate.prio() < t(best).prio()) best = tid;
     }
   }
-  if (best >= 0) migrate_queued(best, cpu);
+  if (best >= 0) {
+    migrate_queued(best, cpu);
+    ++newidle_pulls_;
+  }
   return best;
 }
 
-// load_balance(CPU_NEWLY_IDLE) reduced to its outcome: from the busiest CPU (most runnable
-// tasks, at least two), first within this CPU's cluster, then anywhere, the longest-queued
-// fair task that may run here and is not cache-hot.
-int Scheduler::pull_fair_task(int cpu) {
+// load_balance() reduced to its outcome: from the busiest CPU (most runnable tasks, at least
+// two, and at least `min_surplus` more than this CPU), first within this CPU's cluster, then
+// anywhere, the longest-queued fair task that may run here and is not cache-hot.
+int Scheduler::pull_fair_task(int cpu, int min_surplus) {
   const auto& topology = context_.topology;
   for (const bool same_cluster : {true, false}) {
     int busiest = -1;
@@ -464,8 +607,8 @@ int Scheduler::pull_fair_task(int cpu) {
           (topology.cluster_of(other) == topology.cluster_of(cpu)) != same_cluster) {
         continue;
       }
-      if (nr_running(other) >= 2 && !q(other).fair.empty() &&
-          (busiest < 0 || nr_running(other) > nr_running(busiest))) {
+      if (nr_running(other) >= 2 && nr_running(other) - nr_running(cpu) >= min_surplus &&
+          !q(other).fair.empty() && (busiest < 0 || nr_running(other) > nr_running(busiest))) {
         busiest = other;
       }
     }
@@ -496,10 +639,12 @@ void Scheduler::migrate_queued(int tid, int to_cpu) {
   place_on_cpu(task, to_cpu);
   enqueue(to_cpu, tid);
   update_pelt(task);
-  ++newidle_pulls_;
+  update_frequency(context_.topology.cluster_of(from));
+  update_frequency(context_.topology.cluster_of(to_cpu));
 }
 
 void Scheduler::go_idle(int cpu) {
+  sync_rq_signals(cpu);
   RunQueue& r = q(cpu);
   r.curr = -1;
   r.idle_since = now();
@@ -597,6 +742,7 @@ void Scheduler::switch_out(int tid, TaskState state) {
   BSIM_CHECK_MSG(task.state == TaskState::kRunning, "only the running task can block or exit");
   const int cpu = task.cpu;
   account_progress(cpu);
+  sync_rq_signals(cpu);
   task.state = state;
   task.has_segment = false;
   task.switch_stall_left = 0;
@@ -604,17 +750,27 @@ void Scheduler::switch_out(int tid, TaskState state) {
   task.work_ref_ns = 0;
   update_pelt(task);
   if (state == TaskState::kDead) {
+    detach_signals(task);
     task.cpu = -1;  // no longer attached to a run queue's load
     free_tids_.push_back(tid);
   }
   q(cpu).curr = -1;
   ++context_switches_;
   schedule_cpu(cpu);
+  update_frequency(context_.topology.cluster_of(cpu));
 }
 
 void Scheduler::block(int tid) { switch_out(tid, TaskState::kSleeping); }
 
 void Scheduler::exit(int tid) { switch_out(tid, TaskState::kDead); }
+
+void Scheduler::set_task_util(int tid, double util) {
+  Task& task = t(tid);
+  update_pelt(task);
+  detach_signals(task);
+  task.util.set(util, now());
+  if (task.cpu >= 0) attach_signals(task, task.cpu);
+}
 
 void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority) {
   Task& task = t(tid);
@@ -624,10 +780,15 @@ void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority
   if (running) account_progress(task.cpu);
   if (queued) dequeue(task.cpu, tid);
   const bool was_rt = task.is_rt();
+  // The task's share of its CPU's sums moves with its class and weight.
+  update_pelt(task);
+  if (task.cpu >= 0) sync_rq_signals(task.cpu);
+  detach_signals(task);
   task.policy = policy;
   task.nice = nice;
   task.rt_priority = rt_priority;
   task.weight = nice_to_weight(nice);
+  if (task.cpu >= 0) attach_signals(task, task.cpu);
   if (was_rt && !task.is_rt() && task.cpu >= 0) {
     task.vruntime = std::max(task.vruntime, q(task.cpu).min_vruntime);
   }
@@ -644,8 +805,127 @@ void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority
   }
 }
 
+// --- frequency (schedutil) ------------------------------------------------------------------
+
+// sugov_update_shared(): the cluster's frequency follows its busiest CPU's utilisation with 25%
+// headroom (map_util_perf), resolved to the lowest operating point at or above it; no new
+// request within the rate limit of the last one. The change takes effect after the cluster's
+// transition latency.
+void Scheduler::update_frequency(int cluster) {
+  if (tunables_.governor != Governor::kSchedutil) return;
+  const auto& domain = context_.topology.frequency_domain(cluster);
+  if (domain.opps.empty()) return;
+  ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
+  if (f.last_request != engine::kNever &&
+      now() - f.last_request < tunables_.schedutil_rate_limit_ns) {
+    return;
+  }
+  double util = 0;
+  for (int cpu : context_.topology.cluster_cpus(cluster)) {
+    util = std::max(util, cpu_frequency_util(cpu));
+  }
+  const auto max_capacity =
+      static_cast<double>(context_.topology.capacity(context_.topology.cluster_cpus(cluster)[0]));
+  const double target_khz =
+      1.25 * static_cast<double>(domain.opps.back().freq_khz) * util / max_capacity;
+  int opp = static_cast<int>(domain.opps.size()) - 1;
+  for (int i = 0; i < static_cast<int>(domain.opps.size()); ++i) {
+    if (static_cast<double>(domain.opps[static_cast<std::size_t>(i)].freq_khz) >= target_khz) {
+      opp = i;
+      break;
+    }
+  }
+  if (opp == f.requested_opp) return;
+  f.requested_opp = opp;
+  f.last_request = now();
+  ++f.generation;
+  context_.engine.schedule(now() + domain.transition_latency_ns, target_, kFrequencyChange,
+                           static_cast<std::uint32_t>(cluster), f.generation);
+}
+
+void Scheduler::account_frequency(int cluster) {
+  ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
+  f.khz_ns += static_cast<long double>(current_freq_khz(cluster)) *
+              static_cast<long double>(now() - f.accounted_until);
+  f.accounted_until = now();
+}
+
+// The cluster switches to `opp`: work done so far is charged at the old speed, then running
+// segments are re-timed at the new one.
+void Scheduler::apply_frequency(int cluster, int opp) {
+  ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
+  if (f.opp == opp) return;
+  account_frequency(cluster);
+  const auto& cpus = context_.topology.cluster_cpus(cluster);
+  for (int cpu : cpus) {
+    account_progress(cpu);
+    sync_rq_signals(cpu);
+    if (q(cpu).curr >= 0) update_pelt(t(q(cpu).curr));
+  }
+  f.opp = opp;
+  refresh_speeds(cluster);
+  ++frequency_changes_;
+  for (int cpu : cpus) {
+    if (q(cpu).curr >= 0) rearm(cpu);
+  }
+}
+
+// --- tick and periodic balance ----------------------------------------------------------------
+
+void Scheduler::start_tick(int cpu) {
+  RunQueue& r = q(cpu);
+  if (r.tick_pending) return;
+  r.tick_pending = true;
+  const SimTime next = (now() / tunables_.tick_ns + 1) * tunables_.tick_ns;
+  context_.engine.schedule(next, target_, kTick, static_cast<std::uint32_t>(cpu));
+}
+
+// scheduler_tick() on a busy CPU: load tracking and the governor, then the periodic balance
+// (trigger_load_balance).
+void Scheduler::tick(int cpu) {
+  account_progress(cpu);
+  update_frequency(context_.topology.cluster_of(cpu));
+  periodic_balance(cpu);
+  start_tick(cpu);
+}
+
+// rebalance_domains() on a busy CPU, every balance interval (1 ms per CPU of the domain, times
+// busy_factor): pull from a CPU that runs at least two more tasks. Then nohz_balancer_kick():
+// with tasks waiting here, the first idle CPU is kicked to pull one.
+void Scheduler::periodic_balance(int cpu) {
+  if (!tunables_.periodic_balance) return;
+  RunQueue& r = q(cpu);
+  if (now() >= r.next_balance) {
+    r.next_balance = now() + num_cpus() * engine::kMillisecond * kBusyFactor;
+    if (balancing_active() && pull_fair_task(cpu, 2) >= 0) {
+      ++balance_pulls_;
+      ensure_slice_check(cpu);
+    }
+  }
+  kick_idle_balance(cpu);
+}
+
+void Scheduler::kick_idle_balance(int cpu) {
+  if (nr_running(cpu) < 2 || q(cpu).fair.empty() || !balancing_active()) return;
+  for (int idle = 0; idle < num_cpus(); ++idle) {
+    if (!available_idle_cpu(idle) || q(idle).available_at > now()) continue;
+    const int pulled = pull_fair_task(idle, 1);
+    if (pulled < 0) continue;
+    ++balance_pulls_;
+    // The kicked CPU is woken by an IPI and exits idle before it runs the task.
+    check_preempt(idle, pulled, cpu);
+    return;
+  }
+}
+
 void Scheduler::on_event(const engine::Event& event) {
   const int cpu = static_cast<int>(event.id);
+  if (event.kind == kFrequencyChange) {
+    const int cluster = static_cast<int>(event.id);
+    ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
+    if (event.arg == f.generation) apply_frequency(cluster, f.requested_opp);
+    return;
+  }
   RunQueue& r = q(cpu);
   switch (event.kind) {
     case kWorkDone: {
@@ -675,6 +955,11 @@ void Scheduler::on_event(const engine::Event& event) {
     case kSliceCheck:
       slice_check(cpu, event.arg);
       return;
+    case kTick:
+      r.tick_pending = false;
+      if (r.curr >= 0) tick(cpu);  // an idle CPU's tick stops (NOHZ idle)
+      return;
+
     default:
       BSIM_CHECK_MSG(false, "unknown scheduler event");
   }

@@ -34,6 +34,7 @@ constexpr double kMaxLatencyNs = 1e9;                   // 1 s per line
 constexpr double kMaxIdleUs = 1e9;                      // 1000 s
 constexpr std::int64_t kMaxCostNs = 1'000'000'000'000;  // 1000 s
 constexpr int kCapacityScale = 1024;
+constexpr double kMaxPower = 1e9;
 
 // A private cache level of a cluster, instantiated once per CPU of the cluster.
 struct PrivateCacheSpec {
@@ -51,6 +52,7 @@ struct ClusterSpec {
   int capacity_dmips_mhz = 0;
   std::vector<PrivateCacheSpec> private_caches;  // level 1 first
   std::vector<IdleState> idle_states;
+  FrequencyDomain domain;  // opps empty when the cluster gives none
 };
 
 struct SharedCacheSpec {
@@ -172,6 +174,41 @@ std::vector<IdleState> read_idle_states(const JsonNode& node) {
   return states;
 }
 
+// A cluster's "cpufreq": operating points in ascending frequency with non-decreasing power, the
+// last one at the cluster's maximum frequency, and the transition latency.
+FrequencyDomain read_frequency_domain(const JsonNode& node, std::int64_t max_freq_khz,
+                                      const JsonNode& max_freq_node) {
+  ObjectReader reader = open_object(node, {"transition_latency_us", "opps", "source"});
+  FrequencyDomain domain;
+  domain.transition_latency_ns =
+      us_to_ns(non_negative_number(reader.required("transition_latency_us"), kMaxIdleUs));
+  const JsonNode opps_node = reader.required("opps");
+  for (const JsonNode& item : non_empty_items(opps_node)) {
+    ObjectReader opp_reader = open_object(item, {"freq_khz", "power"});
+    const JsonNode freq_node = opp_reader.required("freq_khz");
+    const JsonNode power_node = opp_reader.required("power");
+    Opp opp{freq_node.as_int(1, kMaxFreqKhz), positive_number(power_node, kMaxPower)};
+    if (!domain.opps.empty()) {
+      const Opp& previous = domain.opps.back();
+      if (opp.freq_khz <= previous.freq_khz) {
+        freq_node.fail_expected("a frequency above " + std::to_string(previous.freq_khz) +
+                                " kHz (operating points are listed in ascending frequency)");
+      }
+      if (opp.power < previous.power) {
+        power_node.fail_expected("at least " + format_number(previous.power) +
+                                 " (power does not decrease with frequency)");
+      }
+    }
+    domain.opps.push_back(opp);
+  }
+  if (domain.opps.back().freq_khz != max_freq_khz) {
+    max_freq_node.fail_expected(std::to_string(domain.opps.back().freq_khz) +
+                                " (the highest operating point in cpufreq.opps)");
+  }
+  read_source(reader);
+  return domain;
+}
+
 // Private caches go outward from the L1: levels 1, then increasing, latencies increasing.
 std::vector<PrivateCacheSpec> read_private_caches(const JsonNode& node) {
   std::vector<PrivateCacheSpec> caches;
@@ -208,7 +245,7 @@ std::vector<ClusterSpec> read_clusters(const JsonNode& node, std::vector<int>& o
     const int index = static_cast<int>(clusters.size());
     ObjectReader reader =
         open_object(item, {"id", "name", "uarch", "cpus", "max_freq_khz", "capacity_dmips_mhz",
-                           "source", "private_caches", "idle_states"});
+                           "source", "private_caches", "idle_states", "cpufreq"});
     const JsonNode id_node = reader.required("id");
     if (id_node.as_int() != index) {
       id_node.fail_expected(std::to_string(index) + " (cluster ids are 0, 1, ... in order)");
@@ -238,12 +275,16 @@ std::vector<ClusterSpec> read_clusters(const JsonNode& node, std::vector<int>& o
       owner[static_cast<std::size_t>(cpu)] = index;
       cluster.cpus.push_back(cpu);
     }
-    cluster.max_freq_khz = reader.required("max_freq_khz").as_int(1, kMaxFreqKhz);
+    const JsonNode max_freq_node = reader.required("max_freq_khz");
+    cluster.max_freq_khz = max_freq_node.as_int(1, kMaxFreqKhz);
     cluster.capacity_dmips_mhz =
         static_cast<int>(reader.required("capacity_dmips_mhz").as_int(1, kMaxDmipsMhz));
     read_source(reader);
     cluster.private_caches = read_private_caches(reader.required("private_caches"));
     cluster.idle_states = read_idle_states(reader.required("idle_states"));
+    if (const auto cpufreq = reader.optional("cpufreq")) {
+      cluster.domain = read_frequency_domain(*cpufreq, cluster.max_freq_khz, max_freq_node);
+    }
     clusters.push_back(std::move(cluster));
   }
   return clusters;
@@ -367,6 +408,22 @@ Topology Topology::from_json(const JsonNode& root) {
     max_product = std::max(max_product, cluster.capacity_dmips_mhz * cluster.max_freq_khz);
   }
   topology.num_clusters_ = static_cast<int>(clusters.size());
+  // The energy model covers every cluster or none (the kernel builds it for all domains).
+  std::size_t with_opps = 0;
+  for (const ClusterSpec& cluster : clusters) {
+    with_opps += cluster.domain.opps.empty() ? 0 : 1;
+    topology.domains_.push_back(cluster.domain);
+  }
+  if (with_opps != 0 && with_opps != clusters.size()) {
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+      if (clusters[i].domain.opps.empty()) {
+        clusters_node.child(i).fail(
+            "has no \"cpufreq\" while other clusters have one; give every cluster its "
+            "operating points or none");
+      }
+    }
+  }
+  topology.has_energy_model_ = with_opps != 0;
   topology.cluster_cpus_.resize(clusters.size());
   topology.cpus_.resize(static_cast<std::size_t>(num_cpus));
   for (int cpu = 0; cpu < num_cpus; ++cpu) {

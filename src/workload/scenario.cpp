@@ -279,6 +279,21 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
       std::vector<std::string_view> valid(names.begin(), names.end());
       scenario.kernel.selector = selector->as_enum(valid);
     }
+    sched::SchedTunables& tunables = scenario.kernel.sched;
+    if (auto governor = k.optional("cpufreq_governor")) {
+      const std::string name = governor->as_enum({"performance", "powersave", "schedutil"});
+      tunables.governor = name == "schedutil"   ? sched::Governor::kSchedutil
+                          : name == "powersave" ? sched::Governor::kPowersave
+                                                : sched::Governor::kPerformance;
+    }
+    if (auto rate_limit = k.optional("schedutil_rate_limit_us")) {
+      tunables.schedutil_rate_limit_ns = rate_limit->as_int(0, 1'000'000) * engine::kMicrosecond;
+    }
+    if (auto clamp = k.optional("sched_util_clamp_min_rt_default")) {
+      tunables.rt_uclamp_min = static_cast<int>(clamp->as_int(0, 1024));
+    }
+    tunables.newidle_balance = k.bool_or("newidle_balance", tunables.newidle_balance);
+    tunables.periodic_balance = k.bool_or("periodic_balance", tunables.periodic_balance);
     k.optional("source");
     k.finish();
   }

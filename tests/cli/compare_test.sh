@@ -32,7 +32,7 @@ run compare "$SCENARIO" --selectors fifo,ctabs,ctabs-nudge --seeds 3 "${FAST[@]}
   --out "$TMP/jobs2.json"
 check "fifo,ctabs,ctabs-nudge --seeds 3 exits 0" test "$rc" -eq 0
 check "the header names scenario, topology and seeds" \
-  grep -q '^scenario schd-dbg | topology sa8155p | placement mainline | seeds 1\.\.3$' "$TMP/out"
+  grep -q '^scenario schd-dbg | topology sa8155p | placement gki | seeds 1\.\.3$' "$TMP/out"
 check "the heading has a column per selector and Δ% after each non-first one" \
   line_matches "$TMP/out" 2 '^metric.*fifo.*ctabs.*Δ%.*ctabs-nudge.*Δ%$'
 for row in "throughput" "latency mean" "latency p50" "latency p99" \

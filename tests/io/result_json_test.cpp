@@ -54,6 +54,11 @@ RunResult schd_dbg_like() {
                  .none_idle = 10,
                  .nudges_applied = 0,
                  .nudges_declined = 0};
+  r.scheduler.governor = "schedutil";
+  r.scheduler.clusters = {{"silver", 1'036'800}, {"gold", 1'804'800}, {"prime", 2'841'600}};
+  r.scheduler.frequency_changes = 321;
+  r.scheduler.newidle_pulls = 12;
+  r.scheduler.balance_pulls = 3;
   r.version = "0.1.0";
   r.fingerprint = 0x00c0ffee12345678ULL;
   r.events = 987'654;
@@ -69,9 +74,10 @@ std::string to_text(const RunResult& r) {
 TEST(ResultJsonTest, KeysAppearInTheDocumentedOrder) {
   // The written text, parsed back preserving order, has every documented key in order.
   const ordered_json j = ordered_json::parse(to_text(schd_dbg_like()));
-  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"schema", "scenario", "topology", "selector",
-                                                  "placement", "seed", "transactions", "latency",
-                                                  "tiers", "counters", "selection", "provenance"}));
+  EXPECT_EQ(keys_of(j),
+            (std::vector<std::string>{"schema", "scenario", "topology", "selector", "placement",
+                                      "seed", "transactions", "latency", "tiers", "counters",
+                                      "selection", "scheduler", "provenance"}));
   EXPECT_EQ(j["schema"], "bindersim.result/1");
   EXPECT_EQ(keys_of(j["transactions"]), (std::vector<std::string>{"completed", "per_second"}));
   EXPECT_EQ(keys_of(j["latency"]), (std::vector<std::string>{"count", "mean_ns", "min_ns", "p50_ns",
@@ -299,8 +305,8 @@ TEST(ConsoleTest, TierTableReproducesThePublishedLayout) {
   print_tier_table(schd_dbg_like(), out);
   const std::vector<std::string> lines = lines_of(out.str());
   // header, column titles, six tiers, breakdown title and column titles, six breakdown rows,
-  // selection
-  ASSERT_EQ(lines.size(), 17u);
+  // selection, scheduler
+  ASSERT_EQ(lines.size(), 18u);
   EXPECT_TRUE(contains(lines[0], "schd-dbg"));
   EXPECT_TRUE(contains(lines[0], "fifo"));
   EXPECT_TRUE(contains(lines[0], "gki"));
@@ -351,6 +357,12 @@ TEST(ConsoleTest, TierTableReproducesThePublishedLayout) {
   EXPECT_TRUE(contains(lines[16], "same cpu 15,000"));
   EXPECT_TRUE(contains(lines[16], "none idle 10"));
   EXPECT_TRUE(contains(lines[16], "applied 0"));
+  // Mean frequencies in MHz per cluster, then the migrations and pulls.
+  EXPECT_TRUE(contains(lines[17], "schedutil governor"));
+  EXPECT_TRUE(contains(lines[17], "silver 1,037, gold 1,805, prime 2,842"));
+  EXPECT_TRUE(contains(lines[17], "frequency changes 321"));
+  EXPECT_TRUE(contains(lines[17], "migrations 922,848"));
+  EXPECT_TRUE(contains(lines[17], "new-idle 12, balance 3"));
 }
 
 TEST(ConsoleTest, BreakdownBlockShowsTheMeansOfTiersWithCalls) {

@@ -28,8 +28,17 @@ WakeContext from_cpu(int waker_cpu, int waker_tid = -1, bool sync = false) {
   return ctx;
 }
 
-class PlacementTest : public SchedTest {
+// Android's RT clamp (sched_util_clamp_min_rt_default = 0): RT tasks fit every CPU, so the RT
+// tests below see priorities only.
+SchedTunables android_rt_clamp() {
+  SchedTunables tunables;
+  tunables.rt_uclamp_min = 0;
+  return tunables;
+}
+
+class PlacementTest : public ::testing::Test, public SchedHarness {
  protected:
+  explicit PlacementTest(SchedTunables tunables = android_rt_clamp()) : SchedHarness(tunables) {}
   // Occupies each CPU with a pinned task that runs for a long time; returns their tids once
   // they run.
   std::vector<int> busy(std::initializer_list<int> cpus,
@@ -44,7 +53,7 @@ class PlacementTest : public SchedTest {
   }
   void busy_rt(int cpu, int rt_priority) { busy({cpu}, rt_params("rt", rt_priority)); }
   // Sets the task's utilisation as of now.
-  void set_util(int tid, double util) { sched_.task_for_update(tid).util.set(util, now()); }
+  void set_util(int tid, double util) { sched_.set_task_util(tid, util); }
 };
 
 // --- fits_capacity, wake_wide --------------------------------------------------------------
@@ -295,19 +304,57 @@ TEST_F(PlacementTest, FindLowestRqTakesOnlyTheLowestLevel) {
   EXPECT_EQ(MP::select_task_rq_rt(sched_, low, 6, from_cpu(5)), 6);
 }
 
-TEST_F(PlacementTest, RtWakeeThatDoesNotFitItsCpuMovesToAFittingLowestCpu) {
-  // An RT wakee too big for its CPU goes to the first CPU at the lowest level that fits it.
+// The kernel's default RT clamp (1024): RT tasks fit only the largest CPUs.
+class RtClampTest : public PlacementTest {
+ protected:
+  RtClampTest() : PlacementTest(SchedTunables{}) {}
+};
+
+TEST_F(RtClampTest, RtWakeeGoesToACpuOfAtLeastItsClamp) {
+  // rt_task_fits_capacity(): with sched_util_clamp_min_rt_default at 1024 an RT wakee whose
+  // CPU is a silver core moves to the only CPU of capacity 1024 (the prime core), whatever
+  // its own utilisation.
   const int tid = sleeper(1, rt_params("wakee", 50));
-  set_util(tid, 400);
-  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, 2), 4);
-  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 1, from_cpu(2)), 4);
+  set_util(tid, 1);
+  EXPECT_EQ(MP::find_lowest_rq(sched_, tid, 2), kPrime);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 1, from_cpu(2)), kPrime);
+  // On the prime core it stays.
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, kPrime, from_cpu(2)), kPrime);
 }
 
-TEST(PlacementRegistryTest, KnowsMainlineAndRejectsUnknownNames) {
+TEST_F(PlacementTest, RtWakeeWithAZeroClampStaysOnSilver) {
+  // Android's clamp of 0: an RT wakee fits a silver core and stays on its CPU.
+  const int tid = sleeper(1, rt_params("wakee", 50));
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 1, from_cpu(2)), 1);
+}
+
+class RtClampGoldTest : public PlacementTest {
+ protected:
+  RtClampGoldTest() : PlacementTest(clamp(800)) {}
+  static SchedTunables clamp(int value) {
+    SchedTunables tunables;
+    tunables.rt_uclamp_min = value;
+    return tunables;
+  }
+};
+
+TEST_F(RtClampGoldTest, RtClampAboveSilverCapacityMovesSilverWakeesToGold) {
+  // A clamp between the silver (307) and gold (872) capacities: the first fitting CPU at the
+  // lowest level is gold CPU 4.
+  const int tid = sleeper(1, rt_params("wakee", 50));
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 1, from_cpu(2)), 4);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 5, from_cpu(2)), 5);
+}
+
+TEST(PlacementRegistryTest, KnowsMainlineAndGkiAndRejectsUnknownNames) {
   // The factory builds the listed placements and rejects others with a ConfigError.
   const std::vector<std::string> names = placement_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "mainline"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "gki"), names.end());
   EXPECT_EQ(make_placement("mainline")->name(), "mainline");
+  EXPECT_EQ(make_placement("gki")->name(), "gki");
+  EXPECT_TRUE(make_placement("gki")->energy_aware());
+  EXPECT_FALSE(make_placement("mainline")->energy_aware());
   EXPECT_THROW(make_placement("nope"), ConfigError);
 }
 

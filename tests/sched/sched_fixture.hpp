@@ -56,9 +56,15 @@ inline TaskParams rt_params(const std::string& name, int rt_priority, std::uint6
   return params;
 }
 
-// Mainline placement that records every call (the prev_cpu it was handed, and its answer).
-class RecordingPlacement final : public MainlinePlacement {
+// A placement policy (mainline unless told otherwise) that records every call (the prev_cpu
+// it was handed, and its answer).
+class RecordingPlacement final : public PlacementPolicy {
  public:
+  explicit RecordingPlacement(const std::string& inner = "mainline")
+      : inner_(make_placement(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  bool energy_aware() const override { return inner_->energy_aware(); }
+
   struct Call {
     int tid = -1;
     int prev_cpu = -1;
@@ -67,13 +73,14 @@ class RecordingPlacement final : public MainlinePlacement {
   };
 
   int select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) override {
-    const int result = MainlinePlacement::select_cpu(sched, tid, prev_cpu, ctx);
+    const int result = inner_->select_cpu(sched, tid, prev_cpu, ctx);
     calls_.push_back(Call{tid, prev_cpu, ctx, result});
     return result;
   }
   const std::vector<Call>& calls() const { return calls_; }
 
  private:
+  std::unique_ptr<PlacementPolicy> inner_;
   std::vector<Call> calls_;
 };
 
@@ -160,11 +167,13 @@ class Timer final : public engine::EventHandler {
 // One complete scheduler under test. Not movable: the members refer to each other.
 class SchedHarness {
  public:
-  SchedHarness()
+  // Mainline placement and kernel-default tunables unless told otherwise.
+  explicit SchedHarness(SchedTunables tunables = {}, const std::string& placement = "mainline")
       : topology_(load_sa8155p()),
         context_(topology_, 1),
         cost_(topology_),
-        sched_(context_, cost_, placement_),
+        placement_(placement),
+        sched_(context_, cost_, placement_, tunables),
         owner_(sched_),
         timer_(context_.engine) {
     sched_.set_owner(owner_);

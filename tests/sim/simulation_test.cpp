@@ -64,9 +64,10 @@ TEST_F(SchdDbgTest, SelectionsAreCountedByReason) {
 
 TEST_F(SchdDbgTest, CtabsDecidesDifferentlyFromTheDefault) {
   // With several idle loopers whose last CPUs differ, CTABS prefers the caller's CPU or
-  // cluster where the default takes the most recently idle looper.
-  const auto fifo = run_scenario(scenario_, "fifo");
-  const auto ctabs = run_scenario(scenario_, "ctabs");
+  // cluster where the default takes the most recently idle looper. (Under gki the sync rule
+  // keeps the pair on one CPU and the loopers rarely differ, so mainline shows it here.)
+  const auto fifo = run_scenario(scenario_, "fifo", 1, "mainline");
+  const auto ctabs = run_scenario(scenario_, "ctabs", 1, "mainline");
   const auto& a = fifo.selection;
   const auto& b = ctabs.selection;
   EXPECT_TRUE(a.same_cpu != b.same_cpu || a.same_cluster != b.same_cluster || a.other != b.other)
@@ -195,6 +196,30 @@ TEST(BreakdownTest, PartsAddUpToTheRoundTripOfEveryTier) {
     }
   }
   EXPECT_EQ(calls, 600);
+}
+
+// --- the sync wakeup rule, isolated ------------------------------------------------------------
+
+double same_core_share(const stats::RunResult& result) {
+  const auto& tier = result.tier(SchedClass::kOther, Tier::kSameCore);
+  return static_cast<double>(tier.count()) / static_cast<double>(result.completed);
+}
+
+TEST(SyncWakeupScenarioTest, SyncWakeesLandOnTheWakersCpuUnderGkiOnly) {
+  // scenarios/sync-wakeup.json: one caller, one looper, nothing else running. Under gki the
+  // "honor sync" rule puts the looper on the caller's CPU (the caller runs alone there) and the
+  // reply brings the caller back to it: every call is a same-core call. Under mainline
+  // select_idle_sibling() moves the wakee to an idle CPU (the waker's CPU is busy until it
+  // blocks), so almost no call is.
+  const auto scenario = scaled_scenario("sync-wakeup", 300);
+  const auto gki = run_scenario(scenario, "fifo", 1, "gki");
+  const auto mainline = run_scenario(scenario, "fifo", 1, "mainline");
+  ASSERT_EQ(gki.completed, 300u);
+  ASSERT_EQ(mainline.completed, 300u);
+  EXPECT_GT(same_core_share(gki), 0.95);
+  EXPECT_LT(same_core_share(mainline), 0.05);
+  EXPECT_EQ(gki.placement, "gki");
+  EXPECT_EQ(mainline.placement, "mainline");
 }
 
 }  // namespace

@@ -63,7 +63,9 @@ TEST_F(ScenarioTest, ShippedSchdDbgLoads) {
   EXPECT_EQ(s.file, kSourceDir + "/scenarios/schd-dbg.json");
   EXPECT_EQ(s.topology, "sa8155p");
   EXPECT_EQ(s.seed, 1u);
-  EXPECT_EQ(s.kernel.placement, "mainline");
+  EXPECT_EQ(s.kernel.placement, "gki");  // the reference device's kernel
+  EXPECT_EQ(s.kernel.sched.governor, sched::Governor::kSchedutil);
+  EXPECT_EQ(s.kernel.sched.rt_uclamp_min, 0);
   EXPECT_EQ(s.kernel.selector, "fifo");
   EXPECT_EQ(s.kernel.inheritance, binder::PriorityInheritance::kAndroid);
 
@@ -136,6 +138,11 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_EQ(s.seed, 1u);
   EXPECT_EQ(s.time_limit_ns, 3600LL * 1'000'000'000LL);
   EXPECT_EQ(s.kernel.placement, "mainline");
+  EXPECT_EQ(s.kernel.sched.governor, sched::Governor::kPerformance);
+  EXPECT_EQ(s.kernel.sched.schedutil_rate_limit_ns, 1'000'000);
+  EXPECT_EQ(s.kernel.sched.rt_uclamp_min, 1024);
+  EXPECT_TRUE(s.kernel.sched.newidle_balance);
+  EXPECT_TRUE(s.kernel.sched.periodic_balance);
   EXPECT_EQ(s.kernel.selector, "fifo");
   EXPECT_EQ(s.kernel.inheritance, binder::PriorityInheritance::kAndroid);
 
@@ -257,10 +264,12 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
                 ": /descripton: unknown key (did you mean \"description\"?); valid keys: "
                 "background, clients, description, kernel, name, processes, schema, seed, "
                 "source, time_limit_s, topology");
-  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
-            kFile +
-                ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
-                "placement, priority_inheritance, selector, source");
+  EXPECT_EQ(
+      error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
+      kFile +
+          ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
+          "cpufreq_governor, newidle_balance, periodic_balance, placement, priority_inheritance, "
+          "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source");
 }
 
 TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {

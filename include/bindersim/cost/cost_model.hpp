@@ -37,9 +37,10 @@ class CostModel {
   // `bytes` written on `from_cpu` are read on `to_cpu`: returns the stall in nanoseconds.
   SimTime transfer(int from_cpu, int to_cpu, std::int64_t bytes);
 
-  // `cpu` executed for `ns` nanoseconds, of which `work_ref_ns` were reference work (the rest
-  // stalls and overheads): counts cycles and the references/misses of steady-state work.
-  void on_execute(int cpu, SimTime ns, std::int64_t work_ref_ns);
+  // A CPU running at `freq_khz` executed for `ns` nanoseconds, of which `work_ref_ns` were
+  // reference work (the rest stalls and overheads): counts cycles and the references/misses
+  // of steady-state work.
+  void on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz);
 
   const stats::Counters& counters() const { return counters_; }
 

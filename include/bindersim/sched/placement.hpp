@@ -1,6 +1,7 @@
 // Wakeup placement policies: where try_to_wake_up() puts a task. `mainline` follows the
 // upstream fair-class (wake_affine + select_idle_sibling / select_idle_capacity) and RT-class
-// (find_lowest_rq) paths of KERNEL.md section 2.
+// (find_lowest_rq) paths of KERNEL.md section 2; `gki` adds Android's energy-aware path with
+// its sync rules (section 2.3 and 2.4). docs/placement.md explains both.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "bindersim/sched/scheduler.hpp"
+#include "bindersim/topology/topology.hpp"
 
 namespace bindersim::sched {
 
@@ -19,6 +21,9 @@ class PlacementPolicy {
   // The CPU for `tid` waking with prev_cpu = its wake_cpu. May update wakeup bookkeeping of
   // the waker and wakee (recent_used_cpu, wakee flips), as the kernel does.
   virtual int select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) = 0;
+  // Energy-aware placement: with an energy model and no overutilisation the kernel skips load
+  // balancing.
+  virtual bool energy_aware() const { return false; }
 };
 
 // Upstream placement (no energy model, or an overutilized system).
@@ -28,7 +33,10 @@ class MainlinePlacement : public PlacementPolicy {
   int select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) override;
 
   // The steps, public for unit tests.
-  static int select_task_rq_fair(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx);
+  // `wakee_recorded`: record_wakee() already ran for this wakeup.
+  static int select_task_rq_fair(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx,
+                                 bool wakee_recorded = false);
+  static void record_wakee(Scheduler& sched, int waker_tid, int wakee_tid);
   static int select_task_rq_rt(const Scheduler& sched, int tid, int cpu, const WakeContext& ctx);
   static bool wake_wide(const Scheduler& sched, int waker_tid, int wakee_tid);
   static int wake_affine(const Scheduler& sched, int tid, int this_cpu, int prev_cpu, bool sync,
@@ -39,7 +47,39 @@ class MainlinePlacement : public PlacementPolicy {
   static int select_idle_capacity(const Scheduler& sched, int tid, int target);
   static int find_lowest_rq(const Scheduler& sched, int tid, int this_cpu);
   // util_fits_cpu(): utilisation with a 20% margin fits the CPU's capacity.
-  static bool fits_capacity(double util, int capacity) { return util * 1280.0 < capacity * 1024.0; }
+  static bool fits_capacity(double util, double capacity) {
+    return util * 1280.0 < capacity * 1024.0;
+  }
+};
+
+// Android GKI placement: with an energy model and no overutilisation, fair wakeups go through
+// find_energy_efficient_cpu() after the "honor sync" rule; RT wakeups first try the RT sync
+// rule; otherwise the mainline paths.
+class GkiPlacement : public PlacementPolicy {
+ public:
+  std::string_view name() const override { return "gki"; }
+  int select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) override;
+  bool energy_aware() const override { return true; }
+
+  // The steps, public for unit tests.
+  // The CPU energy-aware placement chooses, or -1 when it does not decide (no energy model, or
+  // overutilised): the mainline path then runs.
+  static int find_energy_efficient_cpu(const Scheduler& sched, int tid, int prev_cpu,
+                                       const WakeContext& ctx);
+  // "Unconditionally honor sync flag": a sync waker alone on its CPU, the wakee allowed there
+  // and fitting its capacity.
+  static bool honor_sync(const Scheduler& sched, int tid, const WakeContext& ctx);
+  // should_honor_rt_sync(): a sync wakeup from an RT waker whose CPU runs at most 2 RT tasks,
+  // the wakee at least as important as the next queued one.
+  static bool honor_rt_sync(const Scheduler& sched, int tid, const WakeContext& ctx);
+  // Fair utilisation of `cpu` if the task ran on `dst_cpu` (-1: nowhere).
+  static double cpu_util_next(const Scheduler& sched, int cpu, int tid, int dst_cpu);
+  // Estimated energy of a cluster with the task placed on `dst_cpu` (-1: outside it).
+  static double compute_energy(const Scheduler& sched, int cluster, int tid, int dst_cpu);
+  // em_cpu_energy(): energy of a performance domain whose busiest CPU has `max_util` and
+  // whose CPUs sum to `sum_util`, at scale `scale_cpu` (the domain's capacity).
+  static double em_cpu_energy(const topology::FrequencyDomain& domain, double max_util,
+                              double sum_util, double scale_cpu);
 };
 
 // Names of the built-in placement policies, and a factory; an unknown name is a ConfigError.

@@ -41,6 +41,11 @@ struct WakeContext {
   bool fork = false;   // first wakeup of a new task
 };
 
+// The cpufreq governor of every cluster: `performance` and `powersave` hold the highest and the
+// lowest operating point; `schedutil` follows utilisation (KERNEL.md section 2.3). Without
+// operating points in the topology every cluster runs at its maximum frequency.
+enum class Governor : std::uint8_t { kPerformance, kPowersave, kSchedutil };
+
 // Scheduler tunables (kernel defaults for 8 CPUs; see docs/scenario-format.md).
 struct SchedTunables {
   SimTime sched_latency_ns = 24 * engine::kMillisecond;
@@ -51,6 +56,27 @@ struct SchedTunables {
   // a CPU whose average idle period is shorter does not balance when it goes idle.
   SimTime migration_cost_ns = 500 * engine::kMicrosecond;
   bool newidle_balance = true;  // pull work when a CPU is about to go idle
+  // Periodic load balance at the tick (and the NOHZ idle-balance kick of an idle CPU).
+  bool periodic_balance = true;
+  Governor governor = Governor::kPerformance;
+  // schedutil's rate_limit_us: no new frequency request sooner than this after the last one.
+  SimTime schedutil_rate_limit_ns = engine::kMillisecond;
+  // sysctl sched_util_clamp_min_rt_default: the utilisation RT tasks are clamped up to. It
+  // makes RT tasks fit only CPUs of at least this capacity and, while one is runnable, raises
+  // its cluster's frequency to match. The kernel default is the maximum, 1024.
+  int rt_uclamp_min = 1024;
+};
+
+// Frequency state of one cluster.
+struct ClusterFrequency {
+  int opp = 0;                            // current operating point (index into the domain's opps)
+  std::int64_t freq_khz = 0;              // its frequency (the maximum without operating points)
+  int requested_opp = 0;                  // last request; takes effect after the transition latency
+  SimTime last_request = engine::kNever;  // schedutil's last_freq_update_time (kNever: none)
+  std::uint64_t generation = 0;           // bumped per request; stale changes are dropped
+  // Time-weighted frequency, for the mean frequency report.
+  SimTime accounted_until = 0;
+  long double khz_ns = 0;
 };
 
 // Per-CPU scheduler state.
@@ -71,6 +97,17 @@ struct RunQueue {
   // at 2 x migration cost, as the kernel's avg_idle does.
   std::array<SimTime, 8> idle_history{};
   std::size_t idle_history_next = 0;
+  // PELT signals of the run queue, all as of `signals_at`: the fair utilisation and load of the
+  // fair tasks attached here (blocked ones included; they move with their tasks, as the
+  // cfs_rq's do), and the RT utilisation of the CPU itself (rq->avg_rt: time spent running RT
+  // tasks, whichever they were).
+  SimTime signals_at = 0;
+  double util_fair = 0;
+  double load_fair = 0;
+  double util_rt = 0;
+  // Tick: runs while the CPU is busy (NOHZ idle stops it).
+  bool tick_pending = false;
+  SimTime next_balance = 0;  // periodic load balance due at the first tick from here
 
   int nr_queued() const { return static_cast<int>(rt.size() + fair.size()); }
 };
@@ -98,6 +135,9 @@ class Scheduler final : public engine::EventHandler {
   void block(int tid);
   // The running task exits.
   void exit(int tid);
+  // Sets a task's PELT utilisation as of now, keeping its CPU's sums consistent (for tests and
+  // warm starts).
+  void set_task_util(int tid, double util);
   // Changes the scheduling attributes of any task (priority inheritance, sched_setscheduler).
   void set_attributes(int tid, Policy policy, int nice, int rt_priority);
 
@@ -116,18 +156,51 @@ class Scheduler final : public engine::EventHandler {
   int nr_running(int cpu) const;
   // Highest priority (lowest value) of RT tasks running or queued on `cpu`; kMaxRtPrio if none.
   int highest_rt_prio(int cpu) const;
-  // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included).
+  // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included):
+  // cpu_util() is fair plus RT, as the energy model and schedutil see it.
   double cpu_load(int cpu) const;
   double cpu_util(int cpu) const;
+  double cpu_util_fair(int cpu) const;
+  double cpu_util_rt(int cpu) const;
   double task_util(int tid) const;
+  // capacity_of(): the original capacity less what RT tasks use (at least 1).
+  double capacity_of(int cpu) const;
+  // Current capacity of `cpu`: its capacity scaled by its cluster's current frequency.
+  double current_capacity(int cpu) const { return capacity_now_[static_cast<std::size_t>(cpu)]; }
+  std::int64_t current_freq_khz(int cluster) const {
+    return freqs_[static_cast<std::size_t>(cluster)].freq_khz;
+  }
+  const ClusterFrequency& cluster_frequency(int cluster) const {
+    return freqs_[static_cast<std::size_t>(cluster)];
+  }
+  // The utilisation schedutil uses for `cpu`: fair + RT, capped at the capacity, and raised to
+  // rt_uclamp_min while an RT task is runnable there.
+  double cpu_frequency_util(int cpu) const;
+  // The root domain is overutilised: some CPU's fair utilisation exceeds 80% of capacity_of().
+  bool overutilized() const;
+  // Load balancing is active: not when the energy-aware placement has an energy model and the
+  // system is not overutilised (the kernel then leaves placement to wakeups).
+  bool balancing_active() const;
+  // Mean frequency of a cluster over the run so far, kHz.
+  double mean_freq_khz(int cluster) const;
   const SchedTunables& tunables() const { return tunables_; }
 
   std::uint64_t migrations() const { return migrations_; }
   std::uint64_t context_switches() const { return context_switches_; }
   std::uint64_t newidle_pulls() const { return newidle_pulls_; }
+  std::uint64_t balance_pulls() const { return balance_pulls_; }
+  // Time `cpu` has spent running tasks so far (switch and cache stalls included).
+  SimTime busy_ns(int cpu) const;
+  std::uint64_t frequency_changes() const { return frequency_changes_; }
 
   // Event kinds handled here.
-  enum EventKind : std::uint16_t { kWorkDone = 1, kResched = 2, kSliceCheck = 3 };
+  enum EventKind : std::uint16_t {
+    kWorkDone = 1,
+    kResched = 2,
+    kSliceCheck = 3,
+    kTick = 4,
+    kFrequencyChange = 5
+  };
 
  private:
   Task& t(int tid) { return tasks_[static_cast<std::size_t>(tid)]; }
@@ -138,6 +211,18 @@ class Scheduler final : public engine::EventHandler {
   void account_progress(int cpu);
   void rearm(int cpu);
   void update_pelt(Task& task);
+  void sync_rq_signals(int cpu);
+  void attach_signals(Task& task, int cpu);
+  void detach_signals(Task& task);
+  int runnable_fair_weight(int cpu) const;
+  bool rt_runnable(int cpu) const;
+  void update_frequency(int cluster);
+  void apply_frequency(int cluster, int opp);
+  void account_frequency(int cluster);
+  void start_tick(int cpu);
+  void tick(int cpu);
+  void periodic_balance(int cpu);
+  void kick_idle_balance(int cpu);
   void update_min_vruntime(int cpu);
   void enqueue(int cpu, int tid);
   void dequeue(int cpu, int tid);
@@ -151,7 +236,9 @@ class Scheduler final : public engine::EventHandler {
   SimTime average_idle(int cpu) const;
   int newidle_balance(int cpu);
   int pull_rt_task(int cpu);
-  int pull_fair_task(int cpu);
+  // Pulls one fair task from the busiest CPU that runs at least `min_surplus` more tasks than
+  // `cpu` (this cluster first); returns it or -1.
+  int pull_fair_task(int cpu, int min_surplus);
   void migrate_queued(int tid, int to_cpu);
   void ensure_slice_check(int cpu);
   void slice_check(int cpu, std::uint64_t generation);
@@ -167,10 +254,19 @@ class Scheduler final : public engine::EventHandler {
   std::vector<Task> tasks_;
   std::vector<int> free_tids_;  // slots of exited tasks, reused by create_task()
   std::vector<RunQueue> rqs_;
+  std::vector<ClusterFrequency> freqs_;
+  // Per CPU, at its cluster's current frequency: capacity, and speed in thousandths of
+  // reference work per nanosecond (1024000 = capacity 1024 at fmax).
+  std::vector<double> capacity_now_;
+  std::vector<std::int64_t> speed_milli_;
+  std::vector<SimTime> busy_ns_;
+  void refresh_speeds(int cluster);
   std::uint64_t next_enqueue_seq_ = 0;
   std::uint64_t migrations_ = 0;
   std::uint64_t context_switches_ = 0;
   std::uint64_t newidle_pulls_ = 0;
+  std::uint64_t balance_pulls_ = 0;
+  std::uint64_t frequency_changes_ = 0;
 };
 
 }  // namespace bindersim::sched

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bindersim/stats/histogram.hpp"
 
@@ -69,6 +70,21 @@ struct Breakdown {
   bool operator==(const Breakdown&) const = default;
 };
 
+// What the scheduler did over the run: the governor and each cluster's mean frequency, each
+// CPU's busy time, frequency changes and load-balance pulls.
+struct SchedulerStats {
+  struct Cluster {
+    std::string name;
+    std::int64_t mean_freq_khz = 0;  // time-weighted over the run
+  };
+  std::string governor;
+  std::vector<Cluster> clusters;
+  std::vector<std::int64_t> cpu_busy_ns;  // per CPU: time running tasks (switches included)
+  std::uint64_t frequency_changes = 0;
+  std::uint64_t newidle_pulls = 0;
+  std::uint64_t balance_pulls = 0;  // periodic balance and NOHZ idle-balance kicks
+};
+
 struct RunResult {
   std::string scenario;
   std::string topology;
@@ -85,6 +101,7 @@ struct RunResult {
 
   Counters counters;
   SelectionCounts selection;
+  SchedulerStats scheduler;
 
   std::string version;
   std::uint64_t fingerprint = 0;

@@ -28,6 +28,20 @@ struct IdleState {
   SimTime min_residency_ns = 0;  // entered only when the expected idle time is at least this
 };
 
+// One operating performance point of a cluster: frequency and the power one busy CPU draws
+// there (energy-model units: only ratios matter to placement decisions).
+struct Opp {
+  std::int64_t freq_khz = 0;
+  double power = 0;
+};
+
+// A cluster's frequency domain: its operating points (ascending, the last at the cluster's
+// maximum frequency) and how long a frequency change takes to take effect.
+struct FrequencyDomain {
+  std::vector<Opp> opps;
+  SimTime transition_latency_ns = 0;
+};
+
 struct Cpu {
   int id = 0;
   int cluster = 0;           // scheduler-visible cluster id (device tree cpu-map)
@@ -138,6 +152,12 @@ class Topology {
     return common_vertex_[static_cast<std::size_t>(from * num_cpus() + to)];
   }
   const PlatformCosts& costs() const { return costs_; }
+  // Frequency domain of a cluster; its opps are empty when the topology has no energy model.
+  const FrequencyDomain& frequency_domain(int cluster) const {
+    return domains_.at(static_cast<std::size_t>(cluster));
+  }
+  // True when every cluster lists operating points (the kernel's energy model exists).
+  bool has_energy_model() const { return has_energy_model_; }
 
  private:
   void compute_transfer_costs();
@@ -154,6 +174,8 @@ class Topology {
   std::vector<int> llc_of_cpu_;             // graph vertex of the first shared cache per CPU
   std::vector<std::int64_t> private_bytes_;
   PlatformCosts costs_;
+  std::vector<FrequencyDomain> domains_;  // per cluster
+  bool has_energy_model_ = false;
 };
 
 // Human-readable summary: clusters, CPUs, capacities, idle states, caches and the CPU x CPU

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bindersim/binder/driver.hpp"
+#include "bindersim/sched/scheduler.hpp"
 #include "bindersim/sched/task.hpp"
 #include "bindersim/workload/overrides.hpp"
 
@@ -91,6 +92,7 @@ struct ClientSpec {
 
 struct KernelSpec {
   std::string placement = "mainline";
+  sched::SchedTunables sched;  // governor, balancing and clamp options
   binder::PriorityInheritance inheritance = binder::PriorityInheritance::kAndroid;
   std::string selector = "fifo";
 };
