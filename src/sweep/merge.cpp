@@ -1,0 +1,477 @@
+#include "bindersim/sweep/merge.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/io/compare_report.hpp"
+#include "bindersim/io/result_json.hpp"
+
+namespace bindersim::sweep {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+ordered_json to_ordered(const json& value) { return ordered_json::parse(dump(value)); }
+
+// Canonical text of a column's or a point's identity.
+std::string key_of(const std::vector<NamedValue>& axes, const std::string* selector,
+                   const std::string* placement) {
+  json key = json::array();
+  for (const auto& [name, value] : axes) key.push_back(json::array({name, value}));
+  if (selector != nullptr) key.push_back(*selector);
+  if (placement != nullptr) key.push_back(*placement);
+  return dump(key);
+}
+
+std::vector<std::string> names_of(const std::vector<NamedValue>& axes) {
+  std::vector<std::string> names;
+  for (const auto& axis : axes) names.push_back(axis.first);
+  return names;
+}
+
+ordered_json axes_object(const std::vector<NamedValue>& axes) {
+  ordered_json j = ordered_json::object();
+  for (const auto& [name, value] : axes) j[name] = to_ordered(value);
+  return j;
+}
+
+std::string axes_text(const std::vector<NamedValue>& axes) {
+  std::string text;
+  for (const auto& [name, value] : axes) {
+    if (!text.empty()) text += ", ";
+    text += name;
+    text += '=';
+    text += value_label(value);
+  }
+  return text;
+}
+
+// x rounded to 1/io::kSummaryScale, without negative zero; null when undefined.
+ordered_json rounded_json(const std::optional<double>& x) {
+  if (!x) return nullptr;
+  double r = std::round(*x * io::kSummaryScale) / io::kSummaryScale;
+  if (r == 0.0) r = 0.0;
+  return r;
+}
+
+std::string seeds_list(const std::vector<std::uint64_t>& seeds) {
+  std::string out;
+  for (std::size_t i = 0; i < seeds.size(); ++i) out += fmt::format("{}{}", i ? "," : "", seeds[i]);
+  return out;
+}
+
+}  // namespace
+
+void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
+  pooled.completed += run.completed;
+  pooled.simulated_ns += run.simulated_ns;
+  pooled.latency.merge(run.latency);
+  for (std::size_t c = 0; c < stats::kNumSchedClasses; ++c) {
+    for (std::size_t t = 0; t < stats::kNumTiers; ++t) {
+      pooled.tiers[c][t].merge(run.tiers[c][t]);
+      pooled.breakdown[c][t] += run.breakdown[c][t];
+    }
+  }
+  pooled.counters.cpu_cycles += run.counters.cpu_cycles;
+  pooled.counters.cache_refs += run.counters.cache_refs;
+  pooled.counters.cache_misses += run.counters.cache_misses;
+  pooled.counters.migrations += run.counters.migrations;
+  pooled.counters.context_switches += run.counters.context_switches;
+  pooled.selection.same_cpu += run.selection.same_cpu;
+  pooled.selection.same_cluster += run.selection.same_cluster;
+  pooled.selection.other += run.selection.other;
+  pooled.selection.none_idle += run.selection.none_idle;
+  pooled.selection.nudges_applied += run.selection.nudges_applied;
+  pooled.selection.nudges_declined += run.selection.nudges_declined;
+  stats::SchedulerStats& sched = pooled.scheduler;
+  if (sched.cpu_busy_ns.size() < run.scheduler.cpu_busy_ns.size()) {
+    sched.cpu_busy_ns.resize(run.scheduler.cpu_busy_ns.size(), 0);
+  }
+  for (std::size_t cpu = 0; cpu < run.scheduler.cpu_busy_ns.size(); ++cpu) {
+    sched.cpu_busy_ns[cpu] += run.scheduler.cpu_busy_ns[cpu];
+  }
+  sched.frequency_changes += run.scheduler.frequency_changes;
+  sched.newidle_pulls += run.scheduler.newidle_pulls;
+  sched.balance_pulls += run.scheduler.balance_pulls;
+  pooled.events += run.events;
+  pooled.clients_finished = pooled.clients_finished && run.clients_finished;
+}
+
+SweepMerger::SweepMerger(std::optional<std::vector<RunSpec>> listed)
+    : metrics_(stats::comparison_metrics()) {
+  if (!listed) return;
+  listed_.emplace();
+  for (RunSpec& run : *listed) {
+    const std::string id = run.run_id;
+    if (!listed_->emplace(id, std::move(run)).second) {
+      throw ConfigError("the runs file lists run " + id + " twice");
+    }
+  }
+}
+
+SweepMerger::Column& SweepMerger::column_of(const RunSpec& run) {
+  const std::string key = key_of(run.axes, &run.selector, &run.placement);
+  auto [it, added] = columns_.try_emplace(key);
+  Column& column = it->second;
+  if (added) {
+    column.axes = run.axes;
+    column.selector = run.selector;
+    column.placement = run.placement;
+    column.first_index = run.index;
+  }
+  column.first_index = std::min(column.first_index, run.index);
+  return column;
+}
+
+void SweepMerger::add(const RunRecord& record, const std::string& file) {
+  const RunSpec* run = &record.run;
+  if (listed_) {
+    const auto it = listed_->find(record.run.run_id);
+    if (it == listed_->end()) {
+      ++ignored_;
+      return;
+    }
+    run = &it->second;
+  } else {
+    if (sweep_ && *sweep_ != run->sweep) {
+      throw ConfigError(file + ": /run/sweep: expected \"" + *sweep_ +
+                        "\" (the sweep of the results merged before it), got \"" + run->sweep +
+                        "\"; merge one sweep per directory, or pass the sweep's runs file");
+    }
+    const std::vector<std::string> names = names_of(run->axes);
+    if (axis_names_ && *axis_names_ != names) {
+      throw ConfigError(file + ": /run/axes: other axes than the results merged before it");
+    }
+    sweep_ = run->sweep;
+    axis_names_ = names;
+  }
+  if (!added_.insert(run->run_id).second) {
+    throw ConfigError(file + ": run " + run->run_id + " is merged twice");
+  }
+  Column& column = column_of(*run);
+  Entry entry{run->run_id, file, record.result.fingerprint,
+              stats::measure(metrics_, record.result)};
+  if (const auto [it, added] = column.by_seed.emplace(run->seed, std::move(entry)); !added) {
+    throw ConfigError(file + ": run " + run->run_id + " repeats seed " + std::to_string(run->seed) +
+                      " of " + run->selector +
+                      (run->axes.empty() ? std::string() : " at " + axes_text(run->axes)) +
+                      " (run " + it->second.run_id + ", " + it->second.file + ")");
+  }
+  if (!column.pooled) {
+    column.pooled.emplace();
+    stats::RunResult& pooled = *column.pooled;
+    pooled.scenario = record.result.scenario;
+    pooled.topology = record.result.topology;
+    pooled.selector = record.result.selector;
+    pooled.placement = record.result.placement;
+    pooled.version = record.result.version;
+    pooled.clients_finished = true;
+    pooled.scheduler.governor = record.result.scheduler.governor;
+    pooled.scheduler.clusters = record.result.scheduler.clusters;
+    column.freq_time.assign(pooled.scheduler.clusters.size(), 0);
+  } else {
+    const stats::RunResult& pooled = *column.pooled;
+    const auto differs = [&](const char* key, const std::string& a, const std::string& b) {
+      if (a != b) {
+        throw ConfigError(file + ": /result/" + key + ": expected \"" + a +
+                          "\" (as the other seeds of its column), got \"" + b + "\"");
+      }
+    };
+    differs("scenario", pooled.scenario, record.result.scenario);
+    differs("topology", pooled.topology, record.result.topology);
+    differs("provenance/version", pooled.version, record.result.version);
+    differs("scheduler/governor", pooled.scheduler.governor, record.result.scheduler.governor);
+    const auto cluster_names = [](const stats::SchedulerStats& stats) {
+      std::string names;
+      for (const auto& cluster : stats.clusters) {
+        if (!names.empty()) names += ',';
+        names += cluster.name;
+      }
+      return names + " (" + std::to_string(stats.cpu_busy_ns.size()) + " CPUs)";
+    };
+    differs("scheduler/clusters", cluster_names(pooled.scheduler),
+            cluster_names(record.result.scheduler));
+  }
+  // Cluster frequencies are time-weighted means: kept as exact sums of mean x time until the
+  // summary divides them by the pooled time.
+  for (std::size_t c = 0; c < column.freq_time.size(); ++c) {
+    column.freq_time[c] += static_cast<Uint128>(record.result.scheduler.clusters[c].mean_freq_khz) *
+                           static_cast<Uint128>(record.result.simulated_ns);
+  }
+  pool_into(*column.pooled, record.result);
+}
+
+SweepSummary SweepMerger::finish() const {
+  SweepSummary summary;
+  summary.metrics = metrics_;
+  summary.ignored = ignored_;
+  summary.merged = added_.size();
+  std::map<std::string, Column> columns = columns_;
+  std::map<std::string, std::set<std::uint64_t>> missing_seeds;
+  if (listed_) {
+    summary.listed = listed_->size();
+    for (const auto& [id, run] : *listed_) {
+      if (added_.count(id)) continue;
+      summary.missing.push_back(run);
+      const std::string key = key_of(run.axes, &run.selector, &run.placement);
+      auto [it, added] = columns.try_emplace(key);
+      if (added) {
+        it->second.axes = run.axes;
+        it->second.selector = run.selector;
+        it->second.placement = run.placement;
+        it->second.first_index = run.index;
+      }
+      it->second.first_index = std::min(it->second.first_index, run.index);
+      missing_seeds[key].insert(run.seed);
+    }
+    std::sort(summary.missing.begin(), summary.missing.end(),
+              [](const RunSpec& a, const RunSpec& b) { return a.index < b.index; });
+    // The sweep and its axes as the runs file names them (its lowest index).
+    const RunSpec* first = nullptr;
+    for (const auto& [id, run] : *listed_) {
+      if (first == nullptr || run.index < first->index) first = &run;
+    }
+    if (first != nullptr) {
+      summary.sweep = first->sweep;
+      summary.axis_names = names_of(first->axes);
+    }
+  } else {
+    if (added_.empty()) throw ConfigError("no results to merge");
+    summary.sweep = sweep_.value_or("");
+    summary.axis_names = axis_names_.value_or(std::vector<std::string>{});
+  }
+
+  // Points by the canonical text of their axis values; each takes its columns' lowest index.
+  std::map<std::string, SweepPoint> points;
+  for (const auto& [key, column] : columns) {
+    const std::string point_key = key_of(column.axes, nullptr, nullptr);
+    SweepPoint& point = points[point_key];
+    point.axes = column.axes;
+
+    SweepColumn out;
+    out.label = column.selector;
+    out.selector = column.selector;
+    out.placement = column.placement;
+    out.first_index = column.first_index;
+    std::string fingerprints;
+    for (const auto& [seed, entry] : column.by_seed) {
+      out.seeds.push_back(seed);
+      out.run_ids.push_back(entry.run_id);
+      out.per_seed.push_back(entry.metrics);
+      if (!fingerprints.empty()) fingerprints += ',';
+      fingerprints += io::fingerprint_hex(entry.fingerprint);
+    }
+    if (const auto it_missing = missing_seeds.find(key); it_missing != missing_seeds.end()) {
+      out.missing_seeds.assign(it_missing->second.begin(), it_missing->second.end());
+    }
+    out.pooled = column.pooled;
+    if (out.pooled && out.pooled->simulated_ns > 0) {
+      const auto time = static_cast<Uint128>(out.pooled->simulated_ns);
+      for (std::size_t c = 0; c < column.freq_time.size(); ++c) {
+        out.pooled->scheduler.clusters[c].mean_freq_khz =
+            static_cast<std::int64_t>((2 * column.freq_time[c] + time) / (2 * time));
+      }
+    }
+    if (out.pooled) {
+      out.pooled->seed = out.seeds.front();
+      out.pooled->fingerprint = fnv1a64(fingerprints);
+    }
+    point.columns.push_back(std::move(out));
+  }
+  for (auto& [key, point] : points) {
+    std::sort(
+        point.columns.begin(), point.columns.end(),
+        [](const SweepColumn& a, const SweepColumn& b) { return a.first_index < b.first_index; });
+    for (SweepColumn& column : point.columns) {
+      const std::size_t same = static_cast<std::size_t>(
+          std::count_if(point.columns.begin(), point.columns.end(),
+                        [&](const SweepColumn& c) { return c.selector == column.selector; }));
+      if (same > 1) column.label = column.selector + " " + column.placement;
+    }
+    summary.points.push_back(std::move(point));
+  }
+  std::sort(summary.points.begin(), summary.points.end(),
+            [](const SweepPoint& a, const SweepPoint& b) {
+              return a.columns.front().first_index < b.columns.front().first_index;
+            });
+  return summary;
+}
+
+std::vector<stats::MetricSummary> point_statistics(const SweepSummary& summary,
+                                                   const SweepPoint& point) {
+  std::vector<stats::MetricSummary> out;
+  for (std::size_t m = 0; m < summary.metrics.size(); ++m) {
+    std::vector<std::vector<double>> samples(point.columns.size());
+    std::vector<std::optional<double>> pooled(point.columns.size());
+    for (std::size_t c = 0; c < point.columns.size(); ++c) {
+      const SweepColumn& column = point.columns[c];
+      for (const auto& values : column.per_seed) {
+        BSIM_CHECK(values.size() == summary.metrics.size());
+        if (values[m]) samples[c].push_back(*values[m]);
+      }
+      if (column.pooled) pooled[c] = summary.metrics[m].value(*column.pooled);
+    }
+    std::vector<stats::ColumnStats> stats = stats::compare_columns(samples);
+    for (std::size_t c = 0; c < stats.size(); ++c) {
+      stats[c].mean = pooled[c];
+      stats[c].delta_pct.reset();
+      if (c == 0 || !pooled[c] || !pooled[0]) continue;
+      if (*pooled[0] != 0.0) {
+        stats[c].delta_pct = 100.0 * (*pooled[c] - *pooled[0]) / std::fabs(*pooled[0]);
+      } else if (*pooled[c] == 0.0) {
+        stats[c].delta_pct = 0.0;
+      }
+    }
+    out.push_back(stats::MetricSummary{summary.metrics[m], std::move(stats)});
+  }
+  return out;
+}
+
+void print_sweep_tables(const SweepSummary& summary, std::ostream& out) {
+  for (const SweepPoint& point : summary.points) {
+    if (!point.axes.empty()) out << "== " << axes_text(point.axes) << " ==\n";
+    io::CompareReport report;
+    std::set<std::uint64_t> seeds;
+    for (const SweepColumn& column : point.columns) {
+      seeds.insert(column.seeds.begin(), column.seeds.end());
+      if (report.scenario.empty() && column.pooled) report.scenario = column.pooled->scenario;
+      io::CompareColumn c;
+      c.label = column.label;
+      c.selector = column.selector;
+      c.placement = column.placement;
+      c.topology = column.pooled ? column.pooled->topology : "-";
+      report.columns.push_back(std::move(c));
+    }
+    if (report.scenario.empty()) report.scenario = "-";
+    report.seeds.assign(seeds.begin(), seeds.end());
+    report.summary = point_statistics(summary, point);
+
+    // The compare table, with a legend of its own: its last line is compare's legend.
+    std::ostringstream table;
+    io::print_compare_table(report, table);
+    std::string text = table.str();
+    BSIM_CHECK(!text.empty() && text.back() == '\n');
+    text.pop_back();
+    text.erase(text.rfind('\n') + 1);
+    out << text;
+    const std::string& baseline = point.columns.front().label;
+    if (seeds.size() >= 2) {
+      out << fmt::format(
+          "values pooled over the calls of {} seeds (histograms merged bucket by bucket) ± 95% "
+          "confidence half-width of the per-seed values (Student's t)\n",
+          seeds.size());
+      if (point.columns.size() > 1) {
+        out << fmt::format(
+            "Δ% of the pooled values against {}; ~ = not significant (Welch's t-test of the "
+            "per-seed values, 5% level)\n",
+            baseline);
+      }
+    } else {
+      out << "one seed per column: no confidence interval or significance";
+      if (point.columns.size() > 1) out << fmt::format("; Δ% against {}", baseline);
+      out << '\n';
+    }
+    std::string missing;
+    for (const SweepColumn& column : point.columns) {
+      if (column.missing_seeds.empty()) continue;
+      missing +=
+          fmt::format("{}{} seed{} {}", missing.empty() ? "" : "; ", column.label,
+                      column.missing_seeds.size() > 1 ? "s" : "", seeds_list(column.missing_seeds));
+    }
+    if (!missing.empty()) out << "missing runs: " << missing << '\n';
+    out << '\n';
+  }
+}
+
+ordered_json summary_to_json(const SweepSummary& summary) {
+  ordered_json j = ordered_json::object();
+  j["schema"] = kSummarySchema;
+  j["sweep"] = summary.sweep;
+  j["axes"] = summary.axis_names;
+  ordered_json& metrics = j["metrics"];
+  metrics = ordered_json::array();
+  for (const stats::Metric& metric : summary.metrics) {
+    ordered_json m = ordered_json::object();
+    m["key"] = metric.key;
+    m["label"] = metric.label;
+    m["unit"] = metric.unit;
+    m["better"] = stats::better_name(metric.better);
+    metrics.push_back(std::move(m));
+  }
+
+  ordered_json& runs = j["runs"];
+  runs["listed"] = summary.listed ? ordered_json(*summary.listed) : ordered_json(nullptr);
+  runs["merged"] = summary.merged;
+  runs["ignored"] = summary.ignored;
+  ordered_json& missing = runs["missing"];
+  missing = ordered_json::array();
+  for (const RunSpec& run : summary.missing) {
+    ordered_json m = ordered_json::object();
+    m["index"] = run.index;
+    m["run_id"] = run.run_id;
+    m["axes"] = axes_object(run.axes);
+    m["selector"] = run.selector;
+    m["placement"] = run.placement;
+    m["seed"] = run.seed;
+    missing.push_back(std::move(m));
+  }
+
+  ordered_json& points = j["points"];
+  points = ordered_json::array();
+  for (const SweepPoint& point : summary.points) {
+    const std::vector<stats::MetricSummary> statistics = point_statistics(summary, point);
+    ordered_json p = ordered_json::object();
+    p["axes"] = axes_object(point.axes);
+    ordered_json& columns = p["columns"];
+    columns = ordered_json::array();
+    for (std::size_t c = 0; c < point.columns.size(); ++c) {
+      const SweepColumn& column = point.columns[c];
+      ordered_json col = ordered_json::object();
+      col["label"] = column.label;
+      col["selector"] = column.selector;
+      col["placement"] = column.placement;
+      col["seeds"] = column.seeds;
+      col["run_ids"] = column.run_ids;
+      col["missing_seeds"] = column.missing_seeds;
+      ordered_json& values = col["metrics"];
+      values = ordered_json::object();
+      for (const stats::MetricSummary& row : statistics) {
+        const stats::ColumnStats& s = row.columns[c];
+        ordered_json cell = ordered_json::object();
+        cell["value"] = rounded_json(s.mean);
+        cell["ci95"] = rounded_json(s.ci95);
+        cell["delta_pct"] = rounded_json(s.delta_pct);
+        cell["significant"] = s.significant ? ordered_json(*s.significant) : ordered_json(nullptr);
+        values[row.metric.key] = std::move(cell);
+      }
+      if (column.pooled) {
+        ordered_json pooled = io::result_to_json(*column.pooled);
+        pooled.erase("schema");
+        pooled.erase("seed");
+        col["pooled"] = std::move(pooled);
+      } else {
+        col["pooled"] = nullptr;
+      }
+      columns.push_back(std::move(col));
+    }
+    points.push_back(std::move(p));
+  }
+  return j;
+}
+
+void write_summary_json(const SweepSummary& summary, std::ostream& out) {
+  out << summary_to_json(summary).dump(2, ' ', false, ordered_json::error_handler_t::replace)
+      << '\n';
+}
+
+}  // namespace bindersim::sweep

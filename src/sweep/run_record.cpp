@@ -1,0 +1,361 @@
+#include "bindersim/sweep/run_record.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
+#include <sstream>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
+#include "bindersim/io/check.hpp"
+#include "bindersim/io/result_json.hpp"
+
+namespace bindersim::sweep {
+
+namespace {
+
+using nlohmann::ordered_json;
+using stats::Histogram;
+
+constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
+    stats::SchedClass::kFifo, stats::SchedClass::kOther};
+constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
+    stats::Tier::kSameCore, stats::Tier::kSameCluster, stats::Tier::kCrossCluster};
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+
+std::string uint128_text(Uint128 value) {
+  if (value == 0) return "0";
+  std::string digits;
+  while (value != 0) {
+    digits.push_back(static_cast<char>('0' + static_cast<int>(value % 10)));
+    value /= 10;
+  }
+  std::reverse(digits.begin(), digits.end());
+  return digits;
+}
+
+Uint128 read_uint128(const JsonNode& node) {
+  const std::string text = node.as_string();
+  const Uint128 max = ~Uint128{0};
+  if (text.empty() || text.size() > 39 || (text.size() > 1 && text[0] == '0')) {
+    node.fail_expected("a decimal unsigned integer as a string");
+  }
+  Uint128 value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') node.fail_expected("a decimal unsigned integer as a string");
+    const auto digit = static_cast<unsigned>(c - '0');
+    if (value > (max - digit) / 10) node.fail_expected("an unsigned 128-bit integer");
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+std::uint64_t read_count(const JsonNode& node) {
+  return static_cast<std::uint64_t>(node.as_int(0, kMaxInt64));
+}
+
+std::uint64_t parse_fingerprint(const std::string& text) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  BSIM_CHECK_MSG(error == std::errc() && end == text.data() + text.size(),
+                 "read_result accepted a fingerprint that is not hex");
+  return value;
+}
+
+ordered_json breakdown_sums_json(const stats::Breakdown& sums) {
+  ordered_json j = ordered_json::object();
+  for (const io::BreakdownPart& part : io::kBreakdownParts) {
+    j[std::string(part.key)] = sums.*part.member;
+  }
+  return j;
+}
+
+stats::Breakdown read_breakdown_sums(const JsonNode& node) {
+  ObjectReader reader(node);
+  stats::Breakdown sums;
+  for (const io::BreakdownPart& part : io::kBreakdownParts) {
+    sums.*part.member = reader.required(part.key).as_int();
+  }
+  reader.finish();
+  return sums;
+}
+
+// The scheduler statistics as RunResult holds them (busy times in nanoseconds, not shares).
+ordered_json scheduler_json(const stats::SchedulerStats& scheduler) {
+  ordered_json j = ordered_json::object();
+  j["governor"] = scheduler.governor;
+  ordered_json clusters = ordered_json::array();
+  for (const auto& cluster : scheduler.clusters) {
+    clusters.push_back(ordered_json::array({cluster.name, cluster.mean_freq_khz}));
+  }
+  j["clusters"] = std::move(clusters);
+  j["cpu_busy_ns"] = scheduler.cpu_busy_ns;
+  j["frequency_changes"] = scheduler.frequency_changes;
+  j["newidle_pulls"] = scheduler.newidle_pulls;
+  j["balance_pulls"] = scheduler.balance_pulls;
+  return j;
+}
+
+stats::SchedulerStats read_scheduler(const JsonNode& node) {
+  ObjectReader reader(node);
+  stats::SchedulerStats scheduler;
+  scheduler.governor = reader.required("governor").as_string();
+  for (const JsonNode& item : reader.required("clusters").items()) {
+    if (!item.is_array() || item.raw().size() != 2)
+      item.fail_expected("a [name, mean_freq_khz] pair");
+    scheduler.clusters.push_back(stats::SchedulerStats::Cluster{
+        item.child(std::size_t{0}).as_string(), item.child(std::size_t{1}).as_int(0, kMaxInt64)});
+  }
+  for (const JsonNode& item : reader.required("cpu_busy_ns").items()) {
+    scheduler.cpu_busy_ns.push_back(item.as_int(0, kMaxInt64));
+  }
+  scheduler.frequency_changes = read_count(reader.required("frequency_changes"));
+  scheduler.newidle_pulls = read_count(reader.required("newidle_pulls"));
+  scheduler.balance_pulls = read_count(reader.required("balance_pulls"));
+  reader.finish();
+  return scheduler;
+}
+
+// Two spaces more after every line break of `text`: a nested block of a hand-built document.
+std::string indented(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    out.push_back(c);
+    if (c == '\n') out += "  ";
+  }
+  return out;
+}
+
+}  // namespace
+
+ordered_json histogram_to_json(const Histogram& histogram) {
+  ordered_json j = ordered_json::object();
+  j["count"] = histogram.count();
+  j["sum"] = uint128_text(histogram.sum());
+  j["min"] = histogram.min();
+  j["max"] = histogram.max();
+  j["clamped"] = histogram.clamped();
+  ordered_json buckets = ordered_json::array();
+  for (const auto& [bucket, count] : histogram.nonzero_buckets()) {
+    buckets.push_back(ordered_json::array({bucket, count}));
+  }
+  j["buckets"] = std::move(buckets);
+  return j;
+}
+
+Histogram histogram_from_json(const JsonNode& node) {
+  ObjectReader reader(node);
+  const JsonNode count_node = reader.required("count");
+  const std::uint64_t count = read_count(count_node);
+  const JsonNode sum_node = reader.required("sum");
+  const Uint128 sum = read_uint128(sum_node);
+  const JsonNode min_node = reader.required("min");
+  const std::int64_t min = min_node.as_int(0, Histogram::kMaxValue);
+  const JsonNode max_node = reader.required("max");
+  const std::int64_t max = max_node.as_int(0, Histogram::kMaxValue);
+  const JsonNode clamped_node = reader.required("clamped");
+  const std::uint64_t clamped = read_count(clamped_node);
+  const JsonNode buckets_node = reader.required("buckets");
+  reader.finish();
+
+  // Buckets: ascending, in range, non-empty, adding up to count.
+  struct Bucket {
+    std::size_t index;
+    std::uint64_t remaining;  // samples not yet recorded by the rebuild
+    std::int64_t low;         // value range of the bucket within [min, max]
+    std::int64_t high;
+  };
+  std::vector<Bucket> buckets;
+  std::uint64_t total = 0;
+  for (const JsonNode& item : buckets_node.items()) {
+    if (!item.is_array() || item.raw().size() != 2) item.fail_expected("a [bucket, count] pair");
+    const JsonNode index_node = item.child(std::size_t{0});
+    const auto index = static_cast<std::size_t>(
+        index_node.as_int(0, static_cast<std::int64_t>(Histogram::bucket_count()) - 1));
+    if (!buckets.empty() && index <= buckets.back().index) {
+      index_node.fail_expected("a bucket above " + std::to_string(buckets.back().index) +
+                               " (buckets ascending, each once)");
+    }
+    const JsonNode bucket_count = item.child(std::size_t{1});
+    const std::uint64_t n = read_count(bucket_count);
+    if (n == 0) bucket_count.fail_expected("a positive count (only non-empty buckets are listed)");
+    if (n > std::numeric_limits<std::uint64_t>::max() - total) {
+      bucket_count.fail("bucket counts overflow");
+    }
+    total += n;
+    buckets.push_back(
+        Bucket{index, n, Histogram::bucket_lowest(index), Histogram::bucket_highest(index)});
+  }
+  if (total != count) {
+    count_node.fail_expected(std::to_string(total) + " (the sum of the bucket counts)");
+  }
+  Histogram histogram;
+  if (count == 0) {
+    if (sum != 0) sum_node.fail_expected("\"0\" for an empty histogram");
+    if (min != 0) min_node.fail_expected("0 for an empty histogram");
+    if (max != 0) max_node.fail_expected("0 for an empty histogram");
+    if (clamped != 0) clamped_node.fail_expected("0 for an empty histogram");
+    return histogram;
+  }
+  if (Histogram::bucket_of(min) != buckets.front().index) {
+    min_node.fail_expected("a value in the lowest bucket, " + std::to_string(buckets.front().low) +
+                           ".." + std::to_string(buckets.front().high));
+  }
+  if (Histogram::bucket_of(max) != buckets.back().index || max < min) {
+    max_node.fail_expected("a value in the highest bucket, at least min");
+  }
+  if (clamped > 0 && (max != Histogram::kMaxValue || clamped > buckets.back().remaining)) {
+    clamped_node.fail("clamped samples must lie in the highest bucket, with max " +
+                      std::to_string(Histogram::kMaxValue));
+  }
+  for (Bucket& b : buckets) {
+    b.low = std::max(b.low, min);
+    b.high = std::min(b.high, max);
+  }
+
+  // The end values first: clamped samples (recorded above kMaxValue, counted as kMaxValue),
+  // then one sample at min and one at max unless those are already there.
+  bool have_min = false;
+  bool have_max = false;
+  if (clamped > 0) {
+    histogram.record_n(Histogram::kMaxValue + 1, clamped);
+    buckets.back().remaining -= clamped;
+    have_max = true;
+    have_min = min == max;
+  }
+  if (!have_min) {
+    histogram.record(min);
+    buckets.front().remaining -= 1;
+    have_max = have_max || min == max;
+  }
+  if (!have_max) {
+    if (buckets.back().remaining == 0) max_node.fail_expected("a value in the highest bucket");
+    histogram.record(max);
+    buckets.back().remaining -= 1;
+  }
+  // Every other sample starts at its bucket's low end; the rest of the sum is then spread by
+  // raising samples towards their bucket's high end, lowest buckets first.
+  Uint128 floor_sum = histogram.sum();
+  Uint128 room = 0;
+  for (const Bucket& b : buckets) {
+    floor_sum += static_cast<Uint128>(b.remaining) * static_cast<Uint128>(b.low);
+    room += static_cast<Uint128>(b.remaining) * static_cast<Uint128>(b.high - b.low);
+  }
+  if (sum < floor_sum || sum - floor_sum > room) {
+    sum_node.fail_expected("a sum between " + uint128_text(floor_sum) + " and " +
+                           uint128_text(floor_sum + room) + " (what the buckets can hold)");
+  }
+  Uint128 excess = sum - floor_sum;
+  for (const Bucket& b : buckets) {
+    if (b.remaining == 0) continue;
+    const auto width = static_cast<Uint128>(b.high - b.low);
+    const Uint128 take = std::min(excess, static_cast<Uint128>(b.remaining) * width);
+    excess -= take;
+    const auto raised = static_cast<std::uint64_t>(width == 0 ? 0 : take / width);
+    const auto partial = static_cast<std::int64_t>(width == 0 ? 0 : take % width);
+    histogram.record_n(b.high, raised);
+    std::uint64_t rest = b.remaining - raised;
+    if (partial > 0) {
+      histogram.record(b.low + partial);
+      --rest;
+    }
+    histogram.record_n(b.low, rest);
+  }
+  BSIM_CHECK(excess == 0 && histogram.count() == count && histogram.sum() == sum &&
+             histogram.min() == min && histogram.max() == max && histogram.clamped() == clamped);
+  return histogram;
+}
+
+void write_run_record(const RunSpec& run, const stats::RunResult& result, std::ostream& out) {
+  ordered_json exact = ordered_json::object();
+  exact["simulated_ns"] = result.simulated_ns;
+  exact["clients_finished"] = result.clients_finished;
+  exact["scheduler"] = scheduler_json(result.scheduler);
+  exact["latency"] = histogram_to_json(result.latency);
+  ordered_json& tiers = exact["tiers"];
+  for (const stats::SchedClass c : kClasses) {
+    ordered_json& cls = tiers[std::string(stats::sched_class_name(c))];
+    for (const stats::Tier t : kTiers) {
+      ordered_json& tier = cls[std::string(stats::tier_name(t))];
+      tier["histogram"] = histogram_to_json(result.tier(c, t));
+      tier["breakdown_sums"] = breakdown_sums_json(result.tier_breakdown(c, t));
+    }
+  }
+  constexpr auto kReplace = ordered_json::error_handler_t::replace;
+  out << "{\n  \"schema\": " << ordered_json(kRunRecordSchema).dump()
+      << ",\n  \"run\": " << run_to_json(run).dump(-1, ' ', false, kReplace)
+      << ",\n  \"result\": " << indented(io::result_to_json(result).dump(2, ' ', false, kReplace))
+      << ",\n  \"exact\": " << exact.dump(-1, ' ', false, kReplace) << "\n}\n";
+}
+
+RunRecord read_run_record(const JsonNode& root) {
+  ObjectReader reader(root);
+  const JsonNode schema = reader.required("schema");
+  if (schema.as_string() != kRunRecordSchema) {
+    schema.fail_expected("\"" + std::string(kRunRecordSchema) + "\"");
+  }
+  RunRecord record;
+  const JsonNode run_node = reader.required("run");
+  record.run = parse_run(run_node);
+  const JsonNode result_node = reader.required("result");
+  const io::ResultDocument document =
+      io::read_result(JsonDocument::from_value(result_node.raw(), root.file() + ": /result"));
+  ObjectReader exact(reader.required("exact"));
+  reader.finish();
+
+  stats::RunResult& r = record.result;
+  r.scenario = document.scenario;
+  r.topology = document.topology;
+  r.selector = document.selector;
+  r.placement = document.placement;
+  r.seed = document.seed;
+  r.completed = document.completed;
+  r.counters = document.counters;
+  r.selection = document.selection;
+  r.version = document.version;
+  r.fingerprint = parse_fingerprint(document.fingerprint);
+  r.simulated_ns = exact.required("simulated_ns").as_int(0, kMaxInt64);
+  r.clients_finished = exact.required("clients_finished").as_bool();
+  r.scheduler = read_scheduler(exact.required("scheduler"));
+  r.latency = histogram_from_json(exact.required("latency"));
+  ObjectReader tiers(exact.required("tiers"));
+  for (const stats::SchedClass c : kClasses) {
+    ObjectReader cls(tiers.required(stats::sched_class_name(c)));
+    for (const stats::Tier t : kTiers) {
+      ObjectReader tier(cls.required(stats::tier_name(t)));
+      r.tier(c, t) = histogram_from_json(tier.required("histogram"));
+      r.tier_breakdown(c, t) = read_breakdown_sums(tier.required("breakdown_sums"));
+      tier.finish();
+    }
+    cls.finish();
+  }
+  tiers.finish();
+  exact.finish();
+
+  // The stored result must be what the exact data gives, and the run it claims to be.
+  const nlohmann::json rebuilt = nlohmann::json::parse(io::result_to_json(r).dump());
+  if (rebuilt != result_node.raw()) {
+    result_node.fail("does not match the record's exact data (the file was edited or damaged)");
+  }
+  const auto mismatch = [&](const char* key, const std::string& in_run,
+                            const std::string& in_result) {
+    if (in_run != in_result) {
+      run_node.child(key).fail_expected("\"" + in_result + "\" (the " + key + " of /result)");
+    }
+  };
+  mismatch("selector", record.run.selector, r.selector);
+  mismatch("placement", record.run.placement, r.placement);
+  if (record.run.seed != r.seed) {
+    run_node.child("seed").fail_expected(std::to_string(r.seed) + " (the seed of /result)");
+  }
+  return record;
+}
+
+RunRecord read_run_record_file(const std::filesystem::path& file) {
+  const JsonDocument document = JsonDocument::parse_file(file);
+  return read_run_record(document.root());
+}
+
+}  // namespace bindersim::sweep

@@ -1,0 +1,446 @@
+#include "bindersim/sweep/sweep.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "bindersim/common/data_file.hpp"
+#include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
+#include "bindersim/io/result_json.hpp"
+#include "bindersim/sched/placement.hpp"
+#include "bindersim/selectors/registry.hpp"
+#include "bindersim/topology/topology.hpp"
+#include "bindersim/workload/scenario.hpp"
+
+namespace bindersim::sweep {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr std::int64_t kMaxSeedCount = 1'000'000;
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+
+// Keys that the sweep chooses itself rather than through overrides.
+constexpr std::string_view kSeedKey = "seed";
+constexpr std::string_view kSelectorKey = "kernel.selector";
+constexpr std::string_view kPlacementKey = "kernel.placement";
+
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Checks the syntax of a dotted path as --set does; a bad one fails at `node`.
+void check_path(const JsonNode& node, const std::string& path, const json& value) {
+  try {
+    workload::parse_override(path + "=" + dump(value));
+  } catch (const ConfigError& error) {
+    node.fail(error.what());
+  }
+}
+
+bool is_hex16(const std::string& text) {
+  return text.size() == 16 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// The scenario reference of a sweep: a name stays a name; a path is taken from the sweep
+// file's directory.
+std::string resolve_scenario(const std::string& reference, const fs::path& sweep_file) {
+  const fs::path path(reference);
+  const bool is_path = reference.find('/') != std::string::npos || path.extension() == ".json";
+  if (!is_path || path.is_absolute()) return reference;
+  return (sweep_file.parent_path() / path).lexically_normal().string();
+}
+
+std::vector<NamedValue> read_pairs(const JsonNode& node) {
+  std::vector<NamedValue> pairs;
+  for (const JsonNode& item : node.items()) {
+    if (!item.is_array() || item.raw().size() != 2) item.fail_expected("a [name, value] pair");
+    pairs.emplace_back(item.child(std::size_t{0}).as_string(), item.child(std::size_t{1}).raw());
+  }
+  return pairs;
+}
+
+ordered_json pairs_json(const std::vector<NamedValue>& pairs) {
+  ordered_json out = ordered_json::array();
+  for (const auto& [name, value] : pairs) {
+    out.push_back(ordered_json::array({name, ordered_json::parse(dump(value))}));
+  }
+  return out;
+}
+
+// Takes every key of `keys`, then rejects any other key (naming the closest valid one), so that
+// a misspelt required key is reported as unknown, with the right spelling, not as missing.
+void reject_unknown_keys(ObjectReader& reader, std::initializer_list<std::string_view> keys) {
+  for (const std::string_view key : keys) reader.optional(key);
+  reader.finish();
+}
+
+}  // namespace
+
+std::uint64_t fnv1a64(std::string_view bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+std::string value_label(const json& value) {
+  return value.is_string() ? value.get<std::string>() : dump(value);
+}
+
+Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
+  ObjectReader reader(root);
+  Sweep sweep;
+  sweep.file = root.file();
+
+  const JsonNode schema = reader.required("schema");
+  if (schema.as_string() != kSweepSchema) {
+    schema.fail_expected("\"" + std::string(kSweepSchema) + "\"");
+  }
+  reject_unknown_keys(reader, {"name", "description", "scenario", "set", "axes", "selectors",
+                               "placement", "seeds"});
+  const JsonNode name = reader.required("name");
+  sweep.name = name.as_string();
+  if (sweep.name.empty()) name.fail_expected("a non-empty name");
+  sweep.description = reader.string_or("description", "");
+  const JsonNode scenario = reader.required("scenario");
+  const std::string reference = scenario.as_string();
+  if (reference.empty()) scenario.fail_expected("a scenario name or path");
+  sweep.scenario = resolve_scenario(reference, file);
+
+  // Every overridden path, with where it was given, so that no path is set twice.
+  std::map<std::string, std::string> seen_keys;
+  const auto take_key = [&](const JsonNode& at, const std::string& key) {
+    if (key == kSeedKey) at.fail("seeds are chosen by \"seeds\", not by an override of \"seed\"");
+    if (const auto it = seen_keys.find(key); it != seen_keys.end()) {
+      at.fail("\"" + key + "\" is already set at " + it->second);
+    }
+    seen_keys.emplace(key, at.pointer());
+  };
+
+  if (const auto set = reader.optional("set")) {
+    if (!set->is_object()) set->fail_expected("an object of dotted paths and values");
+    for (const auto& [key, value] : set->raw().items()) {
+      const JsonNode at = set->child(key);
+      check_path(at, key, value);
+      take_key(at, key);
+      sweep.set.emplace_back(key, value);
+    }
+  }
+
+  if (const auto axes = reader.optional("axes")) {
+    for (const JsonNode& node : axes->items()) {
+      ObjectReader axis_reader(node);
+      reject_unknown_keys(axis_reader, {"name", "key", "keys", "values"});
+      Axis axis;
+      const auto key = axis_reader.optional("key");
+      const auto keys = axis_reader.optional("keys");
+      if (key.has_value() == keys.has_value()) {
+        node.fail(key ? "give \"key\" or \"keys\", not both"
+                      : "missing required key \"key\" (one dotted path) or \"keys\" (several)");
+      }
+      std::vector<JsonNode> key_nodes;
+      if (key) {
+        key_nodes.push_back(*key);
+      } else {
+        key_nodes = keys->items();
+        if (key_nodes.empty()) keys->fail_expected("a non-empty array of dotted paths");
+      }
+      for (const JsonNode& k : key_nodes) axis.keys.push_back(k.as_string());
+      if (const auto axis_name = axis_reader.optional("name")) {
+        axis.name = axis_name->as_string();
+        if (axis.name.empty()) axis_name->fail_expected("a non-empty name");
+      } else if (axis.keys.size() == 1) {
+        axis.name = axis.keys[0];
+      } else {
+        node.fail("missing required key \"name\" (an axis of several keys needs a name)");
+      }
+      for (const Axis& other : sweep.axes) {
+        if (other.name == axis.name) {
+          node.fail("axis name \"" + axis.name + "\" is used by an earlier axis");
+        }
+      }
+      const JsonNode values = axis_reader.required("values");
+      for (const JsonNode& value : values.items()) {
+        for (const json& earlier : axis.values) {
+          if (earlier == value.raw()) value.fail("value " + dump(value.raw()) + " given twice");
+        }
+        axis.values.push_back(value.raw());
+      }
+      if (axis.values.empty()) values.fail_expected("a non-empty array of values");
+      for (std::size_t k = 0; k < axis.keys.size(); ++k) {
+        check_path(key_nodes[k], axis.keys[k], axis.values[0]);
+        take_key(key_nodes[k], axis.keys[k]);
+      }
+      sweep.axes.push_back(std::move(axis));
+    }
+  }
+
+  if (const auto selectors = reader.optional("selectors")) {
+    const std::vector<JsonNode> items = selectors->items();
+    if (items.empty()) selectors->fail_expected("a non-empty array of selector names");
+    for (const JsonNode& item : items) {
+      std::string selector = item.as_string();
+      if (std::find(sweep.selectors.begin(), sweep.selectors.end(), selector) !=
+          sweep.selectors.end()) {
+        item.fail("selector \"" + selector + "\" given twice");
+      }
+      sweep.selectors.push_back(std::move(selector));
+    }
+    if (const auto it = seen_keys.find(std::string(kSelectorKey)); it != seen_keys.end()) {
+      throw ConfigError(sweep.file + ": " + it->second + ": \"" + std::string(kSelectorKey) +
+                        "\" is chosen by \"selectors\"; drop one of them");
+    }
+  }
+  if (const auto placement = reader.optional("placement")) {
+    sweep.placement = placement->as_string();
+    if (const auto it = seen_keys.find(std::string(kPlacementKey)); it != seen_keys.end()) {
+      throw ConfigError(sweep.file + ": " + it->second + ": \"" + std::string(kPlacementKey) +
+                        "\" is chosen by \"placement\"; drop one of them");
+    }
+  }
+
+  const JsonNode seeds = reader.required("seeds");
+  if (seeds.is_array()) {
+    const std::vector<JsonNode> items = seeds.items();
+    if (items.empty()) seeds.fail_expected("a non-empty array of seeds, or a count");
+    for (const JsonNode& item : items) {
+      const auto seed = static_cast<std::uint64_t>(item.as_int(0, kMaxInt64));
+      if (std::find(sweep.seeds.begin(), sweep.seeds.end(), seed) != sweep.seeds.end()) {
+        item.fail("seed " + std::to_string(seed) + " given twice");
+      }
+      sweep.seeds.push_back(seed);
+    }
+  } else {
+    if (!seeds.raw().is_number()) seeds.fail_expected("a count of seeds or an array of seeds");
+    const std::int64_t count = seeds.as_int(1, kMaxSeedCount);
+    for (std::int64_t s = 1; s <= count; ++s) sweep.seeds.push_back(static_cast<std::uint64_t>(s));
+  }
+  return sweep;
+}
+
+Sweep load_sweep(const fs::path& file) {
+  const JsonDocument document = JsonDocument::parse_file(file);
+  return parse_sweep(document.root(), file);
+}
+
+std::string identity_json(const RunSpec& run) {
+  json identity = json::object();
+  json overrides = json::array();
+  for (const auto& [path, value] : run.overrides) overrides.push_back(json::array({path, value}));
+  identity["overrides"] = std::move(overrides);
+  identity["placement"] = run.placement;
+  identity["scenario"] = run.scenario_hash;
+  identity["seed"] = run.seed;
+  identity["selector"] = run.selector;
+  return dump(identity);
+}
+
+std::string run_id_of(const RunSpec& run) {
+  return io::fingerprint_hex(fnv1a64(identity_json(run)));
+}
+
+std::string scenario_hash(const json& document) {
+  return io::fingerprint_hex(fnv1a64(dump(document)));
+}
+
+std::string scenario_file_hash(const fs::path& file) {
+  return scenario_hash(JsonDocument::parse_file(file).value());
+}
+
+std::vector<workload::Override> to_overrides(const std::vector<NamedValue>& values) {
+  std::vector<workload::Override> out;
+  out.reserve(values.size());
+  for (const auto& [path, value] : values) {
+    out.push_back(workload::Override{path, value, path + "=" + dump(value)});
+  }
+  return out;
+}
+
+std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorRegistry& registry,
+                                  const DataDirs& dirs) {
+  const auto fail_at = [&](const std::string& pointer, const std::string& message) {
+    throw ConfigError(sweep.file + ": " + pointer + ": " + message);
+  };
+  // Loads the scenario under `overrides` and checks its topology and (unless the sweep sets
+  // them) its placement: what a run needs before it can start.
+  std::set<std::string> checked_topologies;
+  const auto load = [&](const std::vector<NamedValue>& overrides) {
+    workload::Scenario scenario =
+        workload::load_scenario(sweep.scenario, dirs.scenarios, registry, to_overrides(overrides));
+    if (!sweep.placement) sched::make_placement(scenario.kernel.placement);
+    const std::string topology = workload::topology_reference(scenario);
+    if (!checked_topologies.count(topology)) {
+      topology::Topology::load(topology, dirs.topologies);
+      checked_topologies.insert(topology);
+    }
+    return scenario;
+  };
+
+  std::string hash;
+  try {
+    hash = scenario_file_hash(
+        resolve_data_file(sweep.scenario, dirs.scenarios, "scenario", "scenarios"));
+    load(sweep.set);
+  } catch (const ConfigError& error) {
+    fail_at(sweep.set.empty() ? "/scenario" : "/set", error.what());
+  }
+  // Each axis value on its own first, so that an error names the value at fault.
+  for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
+    const Axis& axis = sweep.axes[a];
+    for (std::size_t v = 0; v < axis.values.size(); ++v) {
+      std::vector<NamedValue> overrides = sweep.set;
+      for (const std::string& key : axis.keys) overrides.emplace_back(key, axis.values[v]);
+      try {
+        load(overrides);
+      } catch (const ConfigError& error) {
+        fail_at("/axes/" + std::to_string(a) + "/values/" + std::to_string(v), error.what());
+      }
+    }
+  }
+  for (std::size_t s = 0; s < sweep.selectors.size(); ++s) {
+    try {
+      registry.create(sweep.selectors[s]);
+    } catch (const ConfigError& error) {
+      fail_at("/selectors/" + std::to_string(s), error.what());
+    }
+  }
+  if (sweep.placement) {
+    try {
+      sched::make_placement(*sweep.placement);
+    } catch (const ConfigError& error) {
+      fail_at("/placement", error.what());
+    }
+  }
+
+  std::vector<RunSpec> runs;
+  std::vector<std::size_t> position(sweep.axes.size(), 0);  // odometer, last axis fastest
+  while (true) {
+    std::vector<NamedValue> axes;
+    std::vector<NamedValue> overrides = sweep.set;
+    std::string where;
+    for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
+      const Axis& axis = sweep.axes[a];
+      const json& value = axis.values[position[a]];
+      axes.emplace_back(axis.name, value);
+      for (const std::string& key : axis.keys) overrides.emplace_back(key, value);
+      if (a > 0) where += ", ";
+      where += axis.name;
+      where += '=';
+      where += value_label(value);
+    }
+    const std::string pointer = sweep.axes.empty() ? "/scenario" : "/axes";
+    const std::string context = sweep.axes.empty() ? std::string() : "the run with " + where + ": ";
+    std::vector<std::string> selector_names = sweep.selectors;
+    std::string placement;
+    try {
+      const workload::Scenario scenario = load(overrides);
+      if (selector_names.empty()) selector_names.push_back(scenario.kernel.selector);
+      placement = sweep.placement.value_or(scenario.kernel.placement);
+    } catch (const ConfigError& error) {
+      fail_at(pointer, context + error.what());
+    }
+    for (const std::string& selector : selector_names) {
+      for (const std::uint64_t seed : sweep.seeds) {
+        RunSpec run;
+        run.index = runs.size();
+        run.sweep = sweep.name;
+        run.scenario = sweep.scenario;
+        run.scenario_hash = hash;
+        run.axes = axes;
+        run.overrides = overrides;
+        run.selector = selector;
+        run.placement = placement;
+        run.seed = seed;
+        run.run_id = run_id_of(run);
+        runs.push_back(std::move(run));
+      }
+    }
+    // Next combination: advance the last axis, carrying into earlier ones.
+    std::size_t a = sweep.axes.size();
+    while (a > 0 && ++position[a - 1] == sweep.axes[a - 1].values.size()) position[--a] = 0;
+    if (a == 0) break;
+  }
+  return runs;
+}
+
+ordered_json run_to_json(const RunSpec& run) {
+  ordered_json j = ordered_json::object();
+  j["index"] = run.index;
+  j["run_id"] = run.run_id;
+  j["sweep"] = run.sweep;
+  j["scenario"] = run.scenario;
+  j["scenario_hash"] = run.scenario_hash;
+  j["axes"] = pairs_json(run.axes);
+  j["overrides"] = pairs_json(run.overrides);
+  j["selector"] = run.selector;
+  j["placement"] = run.placement;
+  j["seed"] = run.seed;
+  return j;
+}
+
+std::string run_line(const RunSpec& run) {
+  return run_to_json(run).dump(-1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+RunSpec parse_run(const JsonNode& node) {
+  ObjectReader reader(node);
+  RunSpec run;
+  run.index = static_cast<std::size_t>(reader.required("index").as_int(0, kMaxInt64));
+  const JsonNode run_id = reader.required("run_id");
+  run.run_id = run_id.as_string();
+  run.sweep = reader.required("sweep").as_string();
+  run.scenario = reader.required("scenario").as_string();
+  const JsonNode hash = reader.required("scenario_hash");
+  run.scenario_hash = hash.as_string();
+  if (!is_hex16(run.scenario_hash)) hash.fail_expected("16 lowercase hex digits");
+  run.axes = read_pairs(reader.required("axes"));
+  run.overrides = read_pairs(reader.required("overrides"));
+  run.selector = reader.required("selector").as_string();
+  run.placement = reader.required("placement").as_string();
+  run.seed = static_cast<std::uint64_t>(reader.required("seed").as_int(0, kMaxInt64));
+  reader.finish();
+  const std::string expected = run_id_of(run);
+  if (run.run_id != expected) {
+    run_id.fail_expected("\"" + expected +
+                         "\" (the hash of scenario_hash, overrides, selector, placement and seed)");
+  }
+  return run;
+}
+
+std::vector<RunSpec> read_runs_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(file.string() + ": cannot open file");
+  std::vector<RunSpec> runs;
+  std::map<std::size_t, std::size_t> line_of_index;
+  std::size_t line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string name = file.string() + ":" + std::to_string(line_number);
+    const JsonDocument document = JsonDocument::parse_text(line, name);
+    RunSpec run = parse_run(document.root());
+    if (const auto [it, added] = line_of_index.emplace(run.index, line_number); !added) {
+      document.root().child("index").fail("index " + std::to_string(run.index) +
+                                          " is also the index of line " +
+                                          std::to_string(it->second));
+    }
+    runs.push_back(std::move(run));
+  }
+  if (runs.empty()) throw ConfigError(file.string() + ": no runs (the file has no lines)");
+  return runs;
+}
+
+}  // namespace bindersim::sweep

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# End-to-end checks of `bindersim sweep`: expansion, shards merged to the same summary as one
+# shard, a deleted result restored byte for byte by rerunning its shard, --index, missing runs,
+# and one-line errors with exit 2 and no output on bad input.
+#
+# usage: sweep_test.sh <path to bindersim binary> <repo root>
+# Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
+set -u
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+init_test 2 "<path to bindersim binary> <repo root>" "$@"
+# 2 payload sizes x 2 selectors x 2 seeds = 8 runs of 100 iterations.
+SWEEP="$ROOT/tests/data/sweeps/small.json"
+RUNS="$TMP/runs.jsonl"
+
+# check NAME COMMAND...: passes when COMMAND succeeds.
+check() {
+  local name=$1
+  shift
+  if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# same_files DIR1 DIR2: both hold the same file names with the same bytes.
+same_files() {
+  [[ "$(cd "$1" && ls)" == "$(cd "$2" && ls)" ]] || return 1
+  local f
+  for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" || return 1; done
+}
+
+# --- expand ----------------------------------------------------------------------------------
+run sweep expand "$SWEEP"
+check "expand exits 0" test "$rc" -eq 0
+cp "$TMP/out" "$RUNS"
+check "expand writes one line per run (8)" test "$(wc -l <"$RUNS")" -eq 8
+check "expand counts the runs on stderr" grep -q '8 runs (2 point(s) x 2 selector(s) x 2 seed(s))' \
+  "$TMP/err"
+run sweep expand "$SWEEP" --out "$TMP/runs-again.jsonl"
+check "expanding again gives the same bytes (--out)" cmp -s "$RUNS" "$TMP/runs-again.jsonl"
+
+python3 -S - "$RUNS" <<'PY' >"$TMP/checks" 2>&1
+import json, sys
+runs = [json.loads(line) for line in open(sys.argv[1])]
+def check(name, ok):
+    print(("PASS  " if ok else "FAIL  ") + name)
+check("lines are indexed 0..7 in order", [r["index"] for r in runs] == list(range(8)))
+check("axis outermost, then selector, then seed",
+      [(r["axes"][0][1], r["selector"], r["seed"]) for r in runs] ==
+      [(p, s, seed) for p in (16, 4096) for s in ("fifo", "ctabs") for seed in (1, 2)])
+check("run ids are 16 hex digits, all distinct",
+      len({r["run_id"] for r in runs}) == 8 and
+      all(len(r["run_id"]) == 16 and int(r["run_id"], 16) >= 0 for r in runs))
+check("each run carries the fixed override, then the axis keys",
+      all([o[0] for o in r["overrides"]] == ["clients.0.iterations",
+          "clients.0.iteration.0.steps.1.payload_bytes", "clients.0.iteration.2.payload_bytes"]
+          for r in runs))
+PY
+status=$?
+tally "$TMP/checks" "$status" "runs checker exited with $status"
+
+# --- one shard, three shards -----------------------------------------------------------------
+run sweep run "$RUNS" --shard 0/1 --out-dir "$TMP/one"
+check "one shard exits 0" test "$rc" -eq 0
+check "one shard writes a result per run" test "$(ls "$TMP/one" | wc -l)" -eq 8
+ok=1
+for i in 0 1 2; do
+  run sweep run "$RUNS" --shard "$i/3" --out-dir "$TMP/three" --jobs 2
+  [[ $rc -eq 0 ]] || ok=0
+done
+check "three shards exit 0" test "$ok" -eq 1
+check "shards write the same result files as one shard (names and bytes)" \
+  same_files "$TMP/one" "$TMP/three"
+check "no temporary file is left behind" test -z "$(find "$TMP/one" "$TMP/three" -name '*.tmp')"
+
+run sweep merge "$TMP/one" --runs "$RUNS" --out "$TMP/summary-one.json"
+check "merge of one shard exits 0" test "$rc" -eq 0
+cp "$TMP/out" "$TMP/table-one"
+run sweep merge "$TMP/three" --runs "$RUNS" --out "$TMP/summary-three.json"
+check "merge of three shards exits 0" test "$rc" -eq 0
+check "three shards merge to a summary byte-identical to one shard's" \
+  cmp -s "$TMP/summary-one.json" "$TMP/summary-three.json"
+check "and print the same tables" cmp -s "$TMP/out" "$TMP/table-one"
+check "a table per payload size, headed by its value" \
+  test "$(grep -c '^== payload_bytes=' "$TMP/out")" -eq 2
+check "the tables compare fifo and ctabs" grep -q '^metric .*fifo .*ctabs .*Δ%$' "$TMP/out"
+check "the legend says values are pooled" grep -q 'histograms merged bucket by bucket' "$TMP/out"
+
+python3 -S - "$TMP/summary-one.json" "$TMP/one" "$RUNS" <<'PY' >"$TMP/checks" 2>&1
+import json, os, sys
+summary = json.load(open(sys.argv[1]))
+runs = {json.loads(l)["run_id"]: json.loads(l) for l in open(sys.argv[3])}
+def check(name, ok):
+    print(("PASS  " if ok else "FAIL  ") + name)
+check("summary keys in order",
+      list(summary) == ["schema", "sweep", "axes", "metrics", "runs", "points"])
+check("summary counts 8 listed and 8 merged runs, none missing",
+      summary["runs"]["listed"] == 8 and summary["runs"]["merged"] == 8 and
+      summary["runs"]["missing"] == [])
+check("two points in sweep order",
+      [p["axes"] for p in summary["points"]] == [{"payload_bytes": 16}, {"payload_bytes": 4096}])
+# The pooled latency count of each column is the sum of its runs' counts, read from the files.
+ok = True
+for point in summary["points"]:
+    for column in point["columns"]:
+        counts = [json.load(open(os.path.join(sys.argv[2], rid + ".json")))["result"]["latency"]
+                  ["count"] for rid in column["run_ids"]]
+        ok &= column["pooled"]["latency"]["count"] == sum(counts) and len(counts) == 2
+check("each column pools the latency counts of its two seeds", ok)
+record = json.load(open(os.path.join(sys.argv[2], sorted(os.listdir(sys.argv[2]))[0])))
+check("a result file holds schema, run, result and exact data",
+      list(record) == ["schema", "run", "result", "exact"] and
+      record["result"]["schema"] == "bindersim.result/1" and
+      record["run"] == runs[record["run"]["run_id"]])
+check("its latency histogram buckets add up to the result's count",
+      sum(c for _, c in record["exact"]["latency"]["buckets"]) ==
+      record["result"]["latency"]["count"])
+PY
+status=$?
+tally "$TMP/checks" "$status" "summary checker exited with $status"
+
+# A sweep run gives what `bindersim run` gives with the same overrides, selector and seed.
+python3 -S - "$RUNS" 5 >"$TMP/run5" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][int(sys.argv[2])]
+args = [r["scenario"], "--selector", r["selector"], "--placement", r["placement"],
+        "--seed", str(r["seed"])]
+for key, value in r["overrides"]:
+    args += ["--set", key + "=" + json.dumps(value)]
+print(r["run_id"])
+print("\n".join(args))
+PY
+mapfile -t run5 <"$TMP/run5"
+run run "${run5[@]:1}" --out "$TMP/direct.json"
+check "bindersim run with run 5's options exits 0" test "$rc" -eq 0
+check "run 5's result equals bindersim run's" python3 -S -c '
+import json, sys
+sys.exit(json.load(open(sys.argv[1]))["result"] != json.load(open(sys.argv[2])))' \
+  "$TMP/one/${run5[0]}.json" "$TMP/direct.json"
+
+# --- resumption ------------------------------------------------------------------------------
+victim="$TMP/three/${run5[0]}.json"  # index 5: shard 2 of 3
+cp "$victim" "$TMP/victim.json"
+rm "$victim"
+run sweep run "$RUNS" --shard 2/3 --out-dir "$TMP/three"
+check "rerunning the shard exits 0" test "$rc" -eq 0
+check "it restores the deleted result byte for byte" cmp -s "$victim" "$TMP/victim.json"
+check "and skips the runs whose result exists" \
+  test "$(grep -c 'result exists, skipped' "$TMP/out")" -eq 1
+check "stderr counts 1 ran, 1 skipped" grep -q '2 run(s): 1 ran, 1 skipped' "$TMP/err"
+
+# --- --index ---------------------------------------------------------------------------------
+run sweep run "$RUNS" --index 5 --out-dir "$TMP/index"
+check "--index 5 exits 0" test "$rc" -eq 0
+check "--index 5 writes run 5's result only, as the shards did" \
+  test "$(ls "$TMP/index")" == "${run5[0]}.json" -a -n "$(cmp "$TMP/index/${run5[0]}.json" \
+  "$TMP/victim.json" && echo same)"
+
+# --- missing runs ----------------------------------------------------------------------------
+cp -r "$TMP/one" "$TMP/partial"
+rm "$TMP/partial/${run5[0]}.json"
+run sweep merge "$TMP/partial" --runs "$RUNS" --out "$TMP/summary-partial.json"
+check "merge with a missing run exits 1" test "$rc" -eq 1
+check "stderr names the missing run" grep -q "missing run 5 ${run5[0]}: fifo seed 2" "$TMP/err"
+check "stderr counts it" grep -q '1 of 8 run(s) have no result' "$TMP/err"
+check "the table of its point names it" grep -q '^missing runs: fifo seed 2$' "$TMP/out"
+check "the summary lists it" python3 -S -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not (d["runs"]["merged"] == 7 and [m["run_id"] for m in d["runs"]["missing"]] ==
+              [sys.argv[2]] and d["points"][1]["columns"][0]["missing_seeds"] == [2]))' \
+  "$TMP/summary-partial.json" "${run5[0]}"
+run sweep merge "$TMP/partial"
+check "without --runs, merge of the same directory exits 0" test "$rc" -eq 0
+
+# --- bad input: exit 2, one line, no output --------------------------------------------------
+expect_error() {
+  local name=$1 file=$2
+  shift 2
+  rm -f "$file"
+  run sweep "$@"
+  if [[ $rc -ne 2 ]]; then
+    fail "$name exits 2" "exit $rc"
+  elif [[ $(wc -l <"$TMP/err") -ne 1 ]]; then
+    fail "$name prints one line" "$(cat "$TMP/err")"
+  elif [[ -e "$file" || -s "$TMP/out" ]]; then
+    fail "$name writes no output"
+  else
+    pass "$name: exit 2, one line, no output"
+  fi
+}
+printf '%s\n' '{"schema": "bindersim.sweep/1", "name": "bad", "scenario": "schd-dbg",' \
+  '"seeds": 1, "axes": [{"key": "clients.0.iterations", "valeus": [1]}]}' >"$TMP/bad-key.json"
+expect_error "a sweep with an unknown key" "$TMP/x.jsonl" expand "$TMP/bad-key.json" \
+  --out "$TMP/x.jsonl"
+check "its error names the file, the pointer and the closest key" \
+  grep -q "bad-key.json: /axes/0/valeus: unknown key (did you mean \"values\"?)" "$TMP/err"
+printf '%s\n' '{"schema": "bindersim.sweep/1", "name": "bad", "scenario": "schd-dbg",' \
+  '"seeds": 1, "axes": [{"key": "kernel.priority_inheritance", "values": ["android", "x"]}]}' \
+  >"$TMP/bad-value.json"
+expect_error "a sweep with an invalid axis value" "$TMP/x.jsonl" expand "$TMP/bad-value.json"
+check "its error names the value" grep -q "bad-value.json: /axes/0/values/1: " "$TMP/err"
+expect_error "--shard 3/3" "$TMP/x.jsonl" run "$RUNS" --shard 3/3 --out-dir "$TMP/bad-dir"
+expect_error "--shard and --index together" "$TMP/x.jsonl" run "$RUNS" --shard 0/2 --index 1 \
+  --out-dir "$TMP/bad-dir"
+expect_error "--index beyond the runs" "$TMP/x.jsonl" run "$RUNS" --index 8 \
+  --out-dir "$TMP/bad-dir"
+sed '3s/"seed":1/"seed":3/' "$RUNS" >"$TMP/edited.jsonl"
+expect_error "an edited runs line" "$TMP/x.jsonl" run "$TMP/edited.jsonl" \
+  --out-dir "$TMP/bad-dir"
+check "its error names the line and /run_id" grep -q "edited.jsonl:3: /run_id: expected" "$TMP/err"
+check "bad runs write no result directory" test ! -e "$TMP/bad-dir"
+expect_error "merge of a missing directory" "$TMP/x.json" merge "$TMP/nosuch" --out "$TMP/x.json"
+expect_error "an unknown subcommand" "$TMP/x.json" nosuch
+
+# --- the shipped sweep -----------------------------------------------------------------------
+run sweep expand "$ROOT/sweeps/ctabs-sensitivity.json"
+check "sweeps/ctabs-sensitivity.json expands" test "$rc" -eq 0
+check "it compares fifo, ctabs and ctabs-nudge" \
+  test "$(grep -c '"selector":"ctabs-nudge"' "$TMP/out")" -eq "$(($(wc -l <"$TMP/out") / 3))"
+
+# --- help ------------------------------------------------------------------------------------
+run sweep --help
+check "sweep --help exits 0 and shows examples" grep -q '^examples:' "$TMP/out"
+for sub in expand run merge; do
+  run sweep "$sub" --help
+  check "sweep $sub --help exits 0" test "$rc" -eq 0
+done
+
+summary

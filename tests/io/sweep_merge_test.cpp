@@ -1,0 +1,365 @@
+// Exact merging of sweep runs: lossless histograms, run records, pooling across seeds,
+// missing runs and order independence.
+#include "bindersim/sweep/merge.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
+#include "bindersim/io/result_json.hpp"
+#include "bindersim/sweep/run_record.hpp"
+
+namespace bindersim::sweep {
+namespace {
+
+using nlohmann::json;
+using stats::Histogram;
+using stats::SchedClass;
+using stats::Tier;
+
+// A small seeded generator (splitmix64): the same samples on every machine.
+class TestRng {
+ public:
+  explicit TestRng(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Latency-like values over several orders of magnitude, some of them exact (< 2048).
+  std::int64_t latency() {
+    const auto shift = static_cast<int>(next() % 40);
+    return static_cast<std::int64_t>((next() >> 24) >> shift);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+Histogram rebuilt(const Histogram& h) {
+  const JsonDocument document = JsonDocument::parse_text(histogram_to_json(h).dump(), "h.json");
+  return histogram_from_json(document.root());
+}
+
+std::string rebuild_error(const json& value) {
+  try {
+    const JsonDocument document = JsonDocument::from_value(value, "h.json");
+    histogram_from_json(document.root());
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(HistogramJsonTest, RebuildsAnEqualHistogram) {
+  // Whatever was recorded (nothing, one value, exact small values, wide spreads, values above
+  // the clamp limit), the rebuilt histogram compares equal: buckets, count, sum, min, max and
+  // clamped count.
+  std::vector<Histogram> cases(6);
+  cases[1].record(123'456);
+  for (std::int64_t v = 0; v < 2048; v += 7) cases[2].record(v);
+  TestRng rng(1);
+  for (int i = 0; i < 20'000; ++i) cases[3].record(rng.latency());
+  cases[4].record(5);
+  cases[4].record_n(Histogram::kMaxValue + 10, 3);  // clamped
+  cases[4].record(Histogram::kMaxValue);
+  cases[5].record_n(Histogram::kMaxValue + 1, 2);  // only clamped samples
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(rebuilt(cases[i]), cases[i]) << "case " << i;
+  }
+}
+
+TEST(HistogramJsonTest, MergedRebuildsEqualOneHistogramOfAllSamples) {
+  // Samples spread over three runs: merging the three rebuilt histograms gives exactly the
+  // histogram that recorded every sample, so every percentile of the merge is the one of the
+  // whole population.
+  TestRng rng(42);
+  Histogram all;
+  std::vector<Histogram> parts(3);
+  for (int i = 0; i < 30'000; ++i) {
+    const std::int64_t v = rng.latency();
+    all.record(v);
+    parts[rng.next() % 3].record(v);
+  }
+  Histogram merged;
+  for (const Histogram& part : parts) merged.merge(rebuilt(part));
+  EXPECT_EQ(merged, all);
+  for (const double q : {0.5, 0.9, 0.99, 0.999}) {
+    EXPECT_EQ(merged.percentile(q), all.percentile(q)) << "q " << q;
+  }
+}
+
+TEST(HistogramJsonTest, RefusesInconsistentData) {
+  // Bucket counts that do not add up, a min outside the lowest bucket and a sum that no values
+  // in the buckets can reach are errors naming the field.
+  Histogram h;
+  h.record(100);
+  h.record(5000);
+  const json good = json::parse(histogram_to_json(h).dump());
+  json bad_count = good;
+  bad_count["count"] = 3;
+  EXPECT_NE(rebuild_error(bad_count).find("h.json: /count: expected 2"), std::string::npos);
+  json bad_min = good;
+  bad_min["min"] = 99;
+  EXPECT_NE(rebuild_error(bad_min).find("h.json: /min: expected a value in the lowest bucket"),
+            std::string::npos);
+  json bad_sum = good;
+  bad_sum["sum"] = "1";
+  EXPECT_NE(rebuild_error(bad_sum).find("h.json: /sum: expected a sum between"), std::string::npos);
+  json unsorted = good;
+  std::swap(unsorted["buckets"][0], unsorted["buckets"][1]);
+  EXPECT_NE(rebuild_error(unsorted).find("h.json: /buckets/1/0: expected a bucket above"),
+            std::string::npos);
+  EXPECT_EQ(rebuild_error(good), "");
+}
+
+// A run result with `calls` sched_other cross-cluster calls of `latency_ns` each, some
+// counters and scheduler statistics (silver at 1000 + 100 x seed kHz, CPU busy times in
+// proportion to the calls); `fingerprint` distinguishes runs.
+stats::RunResult make_result(const std::string& selector, std::uint64_t seed, std::uint64_t calls,
+                             std::int64_t latency_ns, std::uint64_t fingerprint) {
+  stats::RunResult r;
+  r.scenario = "schd-dbg";
+  r.topology = "sa8155p";
+  r.selector = selector;
+  r.placement = "mainline";
+  r.seed = seed;
+  r.completed = calls;
+  r.simulated_ns = 1'000'000 * static_cast<std::int64_t>(calls);
+  r.latency.record_n(latency_ns, calls);
+  r.tier(SchedClass::kOther, Tier::kCrossCluster).record_n(latency_ns, calls);
+  r.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster).kernel_ns =
+      static_cast<std::int64_t>(calls) * 1000;
+  r.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster).other_ns =
+      static_cast<std::int64_t>(calls) * (latency_ns - 1000);
+  r.counters.cpu_cycles = 1000 * calls;
+  r.counters.context_switches = 4 * calls;
+  r.selection.other = calls;
+  r.scheduler.governor = "schedutil";
+  r.scheduler.clusters = {{"silver", 1000 + 100 * static_cast<std::int64_t>(seed)}, {"gold", 2000}};
+  r.scheduler.cpu_busy_ns = {10 * static_cast<std::int64_t>(calls),
+                             20 * static_cast<std::int64_t>(calls)};
+  r.scheduler.frequency_changes = calls;
+  r.version = "0.1.0";
+  r.fingerprint = fingerprint;
+  r.clients_finished = true;
+  return r;
+}
+
+RunSpec make_run(std::size_t index, const std::string& selector, std::uint64_t seed, int payload) {
+  RunSpec run;
+  run.index = index;
+  run.sweep = "demo";
+  run.scenario = "schd-dbg";
+  run.scenario_hash = "00000000000000aa";
+  run.axes = {{"payload", payload}};
+  run.overrides = {{"clients.0.iteration.2.payload_bytes", payload}};
+  run.selector = selector;
+  run.placement = "mainline";
+  run.seed = seed;
+  run.run_id = run_id_of(run);
+  return run;
+}
+
+std::string record_text(const RunSpec& run, const stats::RunResult& result) {
+  std::ostringstream out;
+  write_run_record(run, result, out);
+  return out.str();
+}
+
+RunRecord read_record(const std::string& text) {
+  const JsonDocument document = JsonDocument::parse_text(text, "record.json");
+  return read_run_record(document.root());
+}
+
+TEST(RunRecordTest, ReadsBackTheRunAndItsResultExactly) {
+  // A record read back gives the same identity and a result whose histograms, counters and
+  // breakdown sums are equal, so writing it again gives the same bytes.
+  const RunSpec run = make_run(4, "ctabs", 2, 16);
+  stats::RunResult result = make_result("ctabs", 2, 7, 123'457, 0xfeedULL);
+  result.tier(SchedClass::kFifo, Tier::kSameCore).record_n(90'001, 3);
+  result.latency.record_n(90'001, 3);
+  const std::string text = record_text(run, result);
+  const RunRecord back = read_record(text);
+  EXPECT_EQ(back.run.run_id, run.run_id);
+  EXPECT_EQ(back.run.axes, run.axes);
+  EXPECT_EQ(back.result.latency, result.latency);
+  EXPECT_EQ(back.result.tiers, result.tiers);
+  EXPECT_EQ(back.result.breakdown, result.breakdown);
+  EXPECT_EQ(back.result.simulated_ns, result.simulated_ns);
+  EXPECT_EQ(back.result.fingerprint, result.fingerprint);
+  EXPECT_EQ(back.result.scheduler.cpu_busy_ns, result.scheduler.cpu_busy_ns);
+  EXPECT_EQ(back.result.scheduler.clusters.at(0).mean_freq_khz, 1200);
+  EXPECT_EQ(record_text(back.run, back.result), text);
+}
+
+TEST(RunRecordTest, HoldsTheNormalResultDocumentUnchanged) {
+  // The record's "result" is exactly io::result_to_json of the run.
+  const stats::RunResult result = make_result("fifo", 1, 5, 100'000, 1);
+  const json record = json::parse(record_text(make_run(0, "fifo", 1, 16), result));
+  EXPECT_EQ(record.at("result"), json::parse(io::result_to_json(result).dump()));
+  EXPECT_EQ(record.at("schema"), "bindersim.sweep-run/1");
+}
+
+TEST(RunRecordTest, RefusesAResultThatDisagreesWithItsExactData) {
+  // An edited p99 (or a run that claims another seed) no longer matches: an error, not a
+  // silently wrong merge.
+  const RunSpec run = make_run(0, "fifo", 1, 16);
+  json edited = json::parse(record_text(run, make_result("fifo", 1, 5, 100'000, 1)));
+  edited["result"]["latency"]["p99_ns"] = 1;
+  try {
+    read_record(edited.dump());
+    FAIL() << "an edited result was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("record.json: /result: does not match"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(read_record(record_text(run, make_result("fifo", 2, 5, 100'000, 1))), ConfigError);
+}
+
+// Records of one point (payload 16): fifo and ctabs over seeds 1..3, with different numbers of
+// calls per seed so that pooling and averaging differ.
+std::vector<RunRecord> point_records() {
+  std::vector<RunRecord> records;
+  std::size_t index = 0;
+  for (const char* selector : {"fifo", "ctabs"}) {
+    const std::int64_t base = std::string(selector) == "fifo" ? 100'000 : 80'000;
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const RunSpec run = make_run(index++, selector, seed, 16);
+      records.push_back(read_record(
+          record_text(run, make_result(selector, seed, seed * seed,
+                                       base * static_cast<std::int64_t>(seed), 0x100 + index))));
+    }
+  }
+  return records;
+}
+
+std::string summary_text(const SweepSummary& summary) {
+  std::ostringstream out;
+  write_summary_json(summary, out);
+  return out.str();
+}
+
+TEST(SweepMergerTest, PoolsCallsAcrossSeedsInsteadOfAveraging) {
+  // fifo's seeds make 1, 4 and 9 calls of 100, 200 and 300 us: the pooled latency histogram
+  // is the one of all 14 calls (mean (100 + 800 + 2700) / 14 us, p50 300 us), not the average
+  // of the three runs' means (200 us).
+  SweepMerger merger;
+  for (const RunRecord& record : point_records()) merger.add(record, "r.json");
+  const SweepSummary summary = merger.finish();
+  ASSERT_EQ(summary.points.size(), 1u);
+  const SweepPoint& point = summary.points[0];
+  ASSERT_EQ(point.columns.size(), 2u);
+  const SweepColumn& fifo = point.columns[0];
+  EXPECT_EQ(fifo.selector, "fifo");
+  EXPECT_EQ(fifo.seeds, (std::vector<std::uint64_t>{1, 2, 3}));
+  ASSERT_TRUE(fifo.pooled.has_value());
+  Histogram expected;
+  expected.record_n(100'000, 1);
+  expected.record_n(200'000, 4);
+  expected.record_n(300'000, 9);
+  EXPECT_EQ(fifo.pooled->latency, expected);
+  EXPECT_EQ(fifo.pooled->tier(SchedClass::kOther, Tier::kCrossCluster), expected);
+  EXPECT_EQ(fifo.pooled->completed, 14u);
+  EXPECT_EQ(fifo.pooled->simulated_ns, 14'000'000);
+  EXPECT_EQ(fifo.pooled->counters.cpu_cycles, 14'000u);
+  EXPECT_EQ(fifo.pooled->tier_breakdown(SchedClass::kOther, Tier::kCrossCluster).kernel_ns, 14'000);
+  // Busy times add up; the silver cluster's mean frequency is weighted by each seed's
+  // simulated time (1, 4 and 9 ms at 1100, 1200 and 1300 kHz): 17,600 / 14 = 1257.1 kHz.
+  EXPECT_EQ(fifo.pooled->scheduler.cpu_busy_ns, (std::vector<std::int64_t>{140, 280}));
+  EXPECT_EQ(fifo.pooled->scheduler.frequency_changes, 14u);
+  EXPECT_EQ(fifo.pooled->scheduler.clusters.at(0).mean_freq_khz, 1257);
+  EXPECT_EQ(fifo.pooled->scheduler.clusters.at(1).mean_freq_khz, 2000);
+
+  const auto statistics = point_statistics(summary, point);
+  const auto mean = std::find_if(statistics.begin(), statistics.end(),
+                                 [](const auto& s) { return s.metric.key == "latency.mean"; });
+  ASSERT_NE(mean, statistics.end());
+  EXPECT_DOUBLE_EQ(*mean->columns[0].mean, 3600.0 / 14.0);  // us
+  // ctabs: the same calls at 80% of fifo's latency, so -20% against fifo.
+  EXPECT_NEAR(*mean->columns[1].delta_pct, -20.0, 1e-9);
+  EXPECT_TRUE(mean->columns[0].ci95.has_value());  // from the three per-seed means
+}
+
+TEST(SweepMergerTest, SummaryDoesNotDependOnTheOrderOfTheFiles) {
+  // The same records added in reverse order give the same summary bytes.
+  const std::vector<RunRecord> records = point_records();
+  SweepMerger forward;
+  for (const RunRecord& record : records) forward.add(record, "r.json");
+  SweepMerger backward;
+  for (auto it = records.rbegin(); it != records.rend(); ++it) backward.add(*it, "r.json");
+  EXPECT_EQ(summary_text(forward.finish()), summary_text(backward.finish()));
+}
+
+TEST(SweepMergerTest, ReportsListedRunsWithoutAResult) {
+  // With the runs file listing six runs and five records, the sixth is missing: listed in the
+  // summary and among its column's missing seeds; the column still pools the other two.
+  const std::vector<RunRecord> records = point_records();
+  std::vector<RunSpec> listed;
+  for (const RunRecord& record : records) listed.push_back(record.run);
+  SweepMerger merger(listed);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (i != 4) merger.add(records[i], "r.json");
+  }
+  const SweepSummary summary = merger.finish();
+  EXPECT_EQ(summary.listed, 6u);
+  EXPECT_EQ(summary.merged, 5u);
+  ASSERT_EQ(summary.missing.size(), 1u);
+  EXPECT_EQ(summary.missing[0].run_id, records[4].run.run_id);
+  const SweepColumn& ctabs = summary.points.at(0).columns.at(1);
+  EXPECT_EQ(ctabs.seeds, (std::vector<std::uint64_t>{1, 3}));
+  EXPECT_EQ(ctabs.missing_seeds, (std::vector<std::uint64_t>{2}));
+  EXPECT_EQ(ctabs.pooled->completed, 1u + 9u);
+  const json document = json::parse(summary_text(summary));
+  EXPECT_EQ(document["runs"]["missing"][0]["run_id"], records[4].run.run_id);
+}
+
+TEST(SweepMergerTest, RefusesARepeatedSeedAndMixedSweeps) {
+  // Two results for fifo seed 1 at the same point, or results of two sweeps in one directory,
+  // cannot be merged without a runs file to choose.
+  const std::vector<RunRecord> records = point_records();
+  RunRecord again = records[0];
+  again.run.overrides.push_back({"time_limit_s", 9});  // another run id, same column and seed
+  again.run.run_id = run_id_of(again.run);
+  SweepMerger merger;
+  merger.add(records[0], "a.json");
+  EXPECT_THROW(merger.add(again, "b.json"), ConfigError);
+
+  RunRecord other = records[1];
+  other.run.sweep = "another";
+  SweepMerger mixed;
+  mixed.add(records[0], "a.json");
+  EXPECT_THROW(mixed.add(other, "b.json"), ConfigError);
+}
+
+TEST(SweepMergerTest, PointsFollowTheRunOrderOfTheSweep) {
+  // Two points (payload 4096 expanded first, then 16): points and their columns come in the
+  // order of the lowest run index, not sorted by value or name.
+  std::vector<RunRecord> records;
+  std::size_t index = 0;
+  for (const int payload : {4096, 16}) {
+    for (const char* selector : {"fifo", "ctabs"}) {
+      const RunSpec run = make_run(index++, selector, 1, payload);
+      records.push_back(read_record(record_text(run, make_result(selector, 1, 2, 50'000, index))));
+    }
+  }
+  SweepMerger merger;
+  for (auto it = records.rbegin(); it != records.rend(); ++it) merger.add(*it, "r.json");
+  const SweepSummary summary = merger.finish();
+  ASSERT_EQ(summary.points.size(), 2u);
+  EXPECT_EQ(summary.points[0].axes[0].second, 4096);
+  EXPECT_EQ(summary.points[1].axes[0].second, 16);
+  EXPECT_EQ(summary.points[1].columns[0].selector, "fifo");
+  EXPECT_EQ(summary.points[1].columns[1].selector, "ctabs");
+}
+
+}  // namespace
+}  // namespace bindersim::sweep
