@@ -9,7 +9,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 packages=(build-essential cmake ninja-build pkg-config
           libboost-graph-dev libboost-program-options-dev nlohmann-json3-dev libspdlog-dev
-          libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema)
+          libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema chromium
+          fonts-dejavu-core)
 
 missing=()
 for package in "${packages[@]}"; do

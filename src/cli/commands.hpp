@@ -17,6 +17,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
 int compare_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int check_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int topology_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int report_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace bindersim::cli

@@ -30,6 +30,7 @@ constexpr const char* kUsage =
     "  check RESULT       compare a result with a baseline (CI regression gate)\n"
     "  topology show NAME print a topology (clusters, capacities, transfer costs)\n"
     "  topology list      list the topologies shipped in topologies/\n"
+    "  report INPUT...    an HTML report (SVG charts) of result and compare files\n"
     "  sweep expand SWEEP expand a sweep file into runs; sweep run, sweep merge: run, pool\n"
     "\n"
     "examples:\n"
@@ -53,9 +54,11 @@ int dispatch(const std::vector<std::string>& args) {
   if (args[0] == "compare") return compare_command(rest, std::cout, std::cerr);
   if (args[0] == "check") return check_command(rest, std::cout, std::cerr);
   if (args[0] == "topology") return topology_command(rest, std::cout, std::cerr);
+  if (args[0] == "report") return report_command(rest, std::cout, std::cerr);
   if (args[0] == "sweep") return sweep_command(rest, std::cout, std::cerr);
   std::cerr << "bindersim: unknown command \"" << args[0]
-            << "\"; valid commands: run, compare, check, topology, sweep (see bindersim --help)\n";
+            << "\"; valid commands: run, compare, check, topology, sweep, report (see bindersim "
+               "--help)\n";
   return 2;
 }
 

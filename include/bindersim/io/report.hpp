@@ -1,0 +1,150 @@
+// The HTML report behind `bindersim report`: result and compare documents read back strictly,
+// the per-policy figures its charts draw, and the self-contained HTML page (inline CSS and
+// SVG, no script, no network) that shows them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bindersim/common/json_reader.hpp"
+#include "bindersim/io/check.hpp"
+#include "bindersim/stats/result.hpp"
+#include "bindersim/stats/summary.hpp"
+
+namespace bindersim::io {
+
+// The `scheduler` object of a result document, as far as the report uses it. Results written
+// before the object existed have none.
+struct SchedulerFields {
+  std::string governor;
+  // Each cluster's name and time-weighted mean frequency (kHz), in topology order.
+  std::vector<std::pair<std::string, std::uint64_t>> cluster_mean_freq_khz;
+  std::vector<double> cpu_busy_share;  // per CPU in id order: fraction of simulated time busy
+};
+
+// One policy of the report, drawn as one series in every chart: a result file, or one column
+// of a compare file (its runs over several seeds).
+struct ReportPolicy {
+  std::string label;   // unique in the report (see read_report_documents)
+  std::string source;  // the file it came from
+  std::string scenario;
+  std::string topology;
+  std::string selector;
+  std::string placement;
+  std::string overrides;             // a compare column's overrides, "key=value, ..."; else ""
+  std::vector<ResultDocument> runs;  // one per seed, at least one
+  // The scheduler object of each run (same order as runs); nullopt where the run has none.
+  std::vector<std::optional<SchedulerFields>> schedulers;
+};
+
+// One cell of a compare file's summary: a metric of one column.
+struct ReportCompareCell {
+  std::optional<double> mean;
+  std::optional<double> ci95;
+  std::optional<double> delta_pct;  // against the first column
+  std::optional<bool> significant;  // Welch's test against the first column
+};
+
+// One metric row of a compare file's summary.
+struct ReportCompareRow {
+  std::string key;    // "latency.p99", ...
+  std::string label;  // the console's row label for known keys, else the key
+  std::string unit;
+  stats::Better better = stats::Better::kNeutral;
+  std::vector<ReportCompareCell> cells;  // one per column
+};
+
+// The summary table of one compare file.
+struct ReportCompareTable {
+  std::string source;
+  std::string scenario;
+  std::string topology;
+  std::vector<std::uint64_t> seeds;
+  std::vector<std::string> columns;    // labels as in the file
+  std::vector<ReportCompareRow> rows;  // in the compare report's metric order
+};
+
+// Everything a report shows, in input order.
+struct ReportData {
+  std::vector<ReportPolicy> policies;
+  std::vector<ReportCompareTable> compares;
+};
+
+// Reads result ("bindersim.result/1") and compare ("bindersim.compare/1") documents, in any
+// mix. A result adds one policy (labelled by its selector); a compare file adds one policy per
+// column (labelled by the column label, with the column's runs as seeds) and its summary
+// table. Labels that occur more than once get " (<file name>)" appended, then " #2", " #3"
+// for any still equal. Reading is strict: an unknown schema, a missing, unknown or mistyped
+// key, a run of a column that does not exist, a column without runs or a summary cell per
+// column that does not match the columns is a ConfigError "<file>: <json pointer>: expected
+// X, got Y"; errors inside a compare file's runs name the full pointer
+// ("/runs/3/result/tiers/..."). Of a result's optional `scheduler` object, the keys the
+// report uses (governor, clusters, cpu_busy_share) are required and checked; others are left
+// to `bindersim check --exact`.
+ReportData read_report_documents(const std::vector<JsonDocument>& documents);
+// As read_report_documents(); a missing file or malformed JSON is a ConfigError naming it.
+ReportData read_report_files(const std::vector<std::filesystem::path>& paths);
+
+// ---- figures drawn by the charts ------------------------------------------------------------
+
+// A point of a latency CDF: `fraction` of the calls took at most `latency_ns`.
+struct CdfPoint {
+  double fraction = 0.0;
+  double latency_ns = 0.0;
+};
+
+// The CDF through the quantiles a tier carries: (0.5, p50), (0.9, p90), (0.99, p99), (1, max),
+// each the mean over the policy's runs that have calls in the tier. Empty when no run has any.
+std::vector<CdfPoint> tier_cdf(const ReportPolicy& policy, stats::SchedClass sched_class,
+                               stats::Tier tier);
+// The CDF of every call, which also carries the minimum: (0, min), then as tier_cdf().
+std::vector<CdfPoint> latency_cdf(const ReportPolicy& policy);
+
+// Calls of a class and tier summed over the policy's runs.
+std::uint64_t tier_count(const ReportPolicy& policy, stats::SchedClass sched_class,
+                         stats::Tier tier);
+// The tier's share of the class's calls, pooled over the runs (summed counts); nullopt when
+// the class has no calls.
+std::optional<double> pooled_share(const ReportPolicy& policy, stats::SchedClass sched_class,
+                                   stats::Tier tier);
+
+// Mean per call of each breakdown part (ns), in io::kBreakdownParts order, over the tier's
+// calls of every run (each run's means weighted by its count); nullopt without calls.
+std::optional<std::array<double, 7>> tier_breakdown(const ReportPolicy& policy,
+                                                    stats::SchedClass sched_class,
+                                                    stats::Tier tier);
+
+// Selection decisions of every run summed, as fractions of all decisions, in the order
+// same_cpu, same_cluster, other, none_idle; nullopt when no selection was made.
+std::optional<std::array<double, 4>> selection_shares(const ReportPolicy& policy);
+
+// Busy share of each CPU (fraction of simulated time, id order), the mean over the runs that
+// carry it; nullopt when no run carries per-CPU data.
+std::optional<std::vector<double>> cpu_busy_shares(const ReportPolicy& policy);
+
+// Mean frequency of each cluster (kHz), the mean over the runs that carry it, clusters in the
+// order of first appearance; empty when no run carries it.
+std::vector<std::pair<std::string, double>> cluster_frequencies(const ReportPolicy& policy);
+
+// ---- the page -------------------------------------------------------------------------------
+
+struct ReportOptions {
+  std::string title;  // page title; empty: "bindersim report: <scenarios>"
+};
+
+// Writes the page: inputs and a policy table, then one SVG chart per kind (tier shares per
+// scheduling class, latency CDFs per class and tier, latency breakdown, per-CPU utilization
+// when any input carries it, else a note that it is missing, and selection decisions), the
+// clusters' mean frequencies, then one table per compare file. Light and dark colour schemes
+// follow prefers-color-scheme. Every string from the inputs is escaped. Byte-identical for
+// equal data and options. `data` must hold at least one policy.
+void write_report_html(const ReportData& data, const ReportOptions& options, std::ostream& out);
+
+}  // namespace bindersim::io

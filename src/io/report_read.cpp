@@ -1,0 +1,416 @@
+// Reading the report's inputs (result and compare documents) and the per-policy figures its
+// charts draw.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/io/compare_report.hpp"
+#include "bindersim/io/report.hpp"
+#include "bindersim/io/result_json.hpp"
+
+namespace bindersim::io {
+
+namespace {
+
+std::uint64_t read_uint(const JsonNode& node) {
+  const nlohmann::json& raw = node.raw();
+  if (raw.is_number_unsigned()) return raw.get<std::uint64_t>();
+  if (raw.is_number_integer() && raw.get<std::int64_t>() >= 0) {
+    return static_cast<std::uint64_t>(raw.get<std::int64_t>());
+  }
+  node.fail_expected("a non-negative integer");
+}
+
+std::optional<double> read_optional_number(const JsonNode& node) {
+  if (node.is_null()) return std::nullopt;
+  if (!node.raw().is_number() || !std::isfinite(node.raw().get<double>())) {
+    node.fail_expected("a number or null");
+  }
+  return node.raw().get<double>();
+}
+
+std::optional<bool> read_optional_bool(const JsonNode& node) {
+  if (node.is_null()) return std::nullopt;
+  if (!node.raw().is_boolean()) node.fail_expected("true, false or null");
+  return node.raw().get<bool>();
+}
+
+// Stands for the file in messages of a result read out of a compare file; replaced by the
+// compare file's name and the result's pointer. Control characters keep it from matching a
+// real file name.
+constexpr std::string_view kEmbeddedName =
+    "\x1e"
+    "embedded result\x1e";
+
+// Reads the result document at `node` of a compare file. Its errors name the compare file
+// and the full pointer ("/runs/3/result/tiers/...").
+ResultDocument read_embedded_result(const JsonNode& node) {
+  const JsonDocument document = JsonDocument::from_value(node.raw(), std::string(kEmbeddedName));
+  try {
+    ResultDocument result = read_result(document);
+    result.file = node.file();
+    return result;
+  } catch (const ConfigError& error) {
+    const std::string message = error.what();
+    const std::string prefix = std::string(kEmbeddedName) + ": ";
+    if (message.rfind(prefix, 0) != 0) throw;
+    std::string rest = message.substr(prefix.size());
+    // The embedded root is written "/"; every pointer below it starts with "/".
+    if (rest.rfind("/: ", 0) == 0) rest.erase(0, 1);
+    throw ConfigError(node.file() + ": " + node.pointer() + rest);
+  }
+}
+
+// The `scheduler` object of the result document at `root`, if it has one.
+std::optional<SchedulerFields> read_scheduler(const JsonNode& root) {
+  if (!root.is_object() || !root.raw().contains("scheduler")) return std::nullopt;
+  ObjectReader r(root.child("scheduler"));
+  SchedulerFields fields;
+  fields.governor = r.required("governor").as_string();
+  for (const JsonNode& cluster : r.required("clusters").items()) {
+    ObjectReader c(cluster);
+    std::string name = c.required("name").as_string();
+    fields.cluster_mean_freq_khz.emplace_back(std::move(name),
+                                              read_uint(c.required("mean_freq_khz")));
+  }
+  for (const JsonNode& share : r.required("cpu_busy_share").items()) {
+    fields.cpu_busy_share.push_back(share.as_number(0.0, 1.0));
+  }
+  return fields;
+}
+
+ReportPolicy policy_of_result(ResultDocument result, std::optional<SchedulerFields> scheduler) {
+  ReportPolicy policy;
+  policy.label = result.selector;
+  policy.source = result.file;
+  policy.scenario = result.scenario;
+  policy.topology = result.topology;
+  policy.selector = result.selector;
+  policy.placement = result.placement;
+  policy.runs.push_back(std::move(result));
+  policy.schedulers.push_back(std::move(scheduler));
+  return policy;
+}
+
+// Position of a summary key in the compare report's metric order; unknown keys go last.
+std::size_t metric_rank(const std::vector<stats::Metric>& metrics, const std::string& key) {
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    if (metrics[i].key == key) return i;
+  }
+  return metrics.size();
+}
+
+std::string metric_label(const std::vector<stats::Metric>& metrics, const std::string& key) {
+  const std::size_t rank = metric_rank(metrics, key);
+  return rank < metrics.size() ? metrics[rank].label : key;
+}
+
+ReportCompareRow read_summary_row(const JsonNode& node, const std::string& key,
+                                  const std::vector<std::string>& columns,
+                                  const std::vector<stats::Metric>& metrics) {
+  ObjectReader r(node);
+  ReportCompareRow row;
+  row.key = key;
+  row.label = metric_label(metrics, key);
+  row.unit = r.required("unit").as_string();
+  const std::string better = r.required("better").as_enum({"lower", "higher", "neutral"});
+  row.better = better == "lower"    ? stats::Better::kLower
+               : better == "higher" ? stats::Better::kHigher
+                                    : stats::Better::kNeutral;
+  const JsonNode cells = r.required("columns");
+  const std::vector<JsonNode> items = cells.items();
+  if (items.size() != columns.size()) {
+    cells.fail("expected " + std::to_string(columns.size()) + " cells (one per column), got " +
+               std::to_string(items.size()));
+  }
+  for (std::size_t c = 0; c < items.size(); ++c) {
+    ObjectReader cell_reader(items[c]);
+    const JsonNode label = cell_reader.required("label");
+    if (label.as_string() != columns[c]) {
+      label.fail_expected("\"" + columns[c] + "\" (the label of column " + std::to_string(c) + ")");
+    }
+    ReportCompareCell cell;
+    cell.mean = read_optional_number(cell_reader.required("mean"));
+    cell.ci95 = read_optional_number(cell_reader.required("ci95"));
+    cell.delta_pct = read_optional_number(cell_reader.required("delta_pct"));
+    cell.significant = read_optional_bool(cell_reader.required("significant"));
+    cell_reader.finish();
+    row.cells.push_back(cell);
+  }
+  r.finish();
+  return row;
+}
+
+// A compare document: one policy per column, and its summary table.
+void read_compare(const JsonDocument& document, ReportData& data) {
+  ObjectReader root(document.root());
+  root.required("schema");  // checked by the caller
+  ReportCompareTable table;
+  table.source = document.name();
+  table.scenario = root.required("scenario").as_string();
+  table.topology = root.required("topology").as_string();
+  for (const JsonNode& seed : root.required("seeds").items()) {
+    table.seeds.push_back(read_uint(seed));
+  }
+
+  std::vector<ReportPolicy> policies;
+  const JsonNode columns = root.required("columns");
+  for (const JsonNode& column : columns.items()) {
+    ObjectReader c(column);
+    ReportPolicy policy;
+    policy.source = document.name();
+    policy.label = c.required("label").as_string();
+    policy.selector = c.required("selector").as_string();
+    const JsonNode overrides = c.required("overrides");
+    if (!overrides.is_object()) overrides.fail_expected("an object");
+    for (const auto& [key, value] : overrides.raw().items()) {
+      if (!policy.overrides.empty()) policy.overrides += ", ";
+      policy.overrides += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    c.finish();
+    table.columns.push_back(policy.label);
+    policies.push_back(std::move(policy));
+  }
+  if (policies.empty()) columns.fail("expected at least one column, got none");
+
+  for (const JsonNode& run : root.required("runs").items()) {
+    ObjectReader r(run);
+    const JsonNode column_node = r.required("column");
+    const std::uint64_t column = read_uint(column_node);
+    if (column >= policies.size()) {
+      column_node.fail_expected("a column index below " + std::to_string(policies.size()));
+    }
+    const JsonNode seed_node = r.required("seed");
+    const std::uint64_t seed = read_uint(seed_node);
+    if (std::find(table.seeds.begin(), table.seeds.end(), seed) == table.seeds.end()) {
+      seed_node.fail_expected("one of the document's seeds (/seeds)");
+    }
+    const JsonNode result_node = r.required("result");
+    ResultDocument result = read_embedded_result(result_node);
+    ReportPolicy& policy = policies[column];
+    if (result.seed != seed) {
+      result_node.child("seed").fail_expected("the run's seed " + std::to_string(seed));
+    }
+    if (result.selector != policy.selector) {
+      result_node.child("selector")
+          .fail_expected("\"" + policy.selector + "\" (the selector of column " +
+                         std::to_string(column) + ")");
+    }
+    r.finish();
+    policy.runs.push_back(std::move(result));
+    policy.schedulers.push_back(read_scheduler(result_node));
+  }
+  for (std::size_t c = 0; c < policies.size(); ++c) {
+    if (policies[c].runs.empty()) {
+      columns.child(c).fail("expected at least one run of this column in /runs, got none");
+    }
+    const ResultDocument& first = policies[c].runs.front();
+    policies[c].scenario = first.scenario;
+    policies[c].topology = first.topology;
+    policies[c].placement = first.placement;
+  }
+
+  const std::vector<stats::Metric> metrics = stats::comparison_metrics();
+  const JsonNode summary = root.required("summary");
+  if (!summary.is_object()) summary.fail_expected("an object");
+  for (const auto& item : summary.raw().items()) {
+    table.rows.push_back(
+        read_summary_row(summary.child(item.key()), item.key(), table.columns, metrics));
+  }
+  // The parsed object orders keys by name; the compare report's order is the metrics' order.
+  std::stable_sort(table.rows.begin(), table.rows.end(),
+                   [&](const ReportCompareRow& a, const ReportCompareRow& b) {
+                     return metric_rank(metrics, a.key) < metric_rank(metrics, b.key);
+                   });
+  root.finish();
+
+  for (ReportPolicy& policy : policies) data.policies.push_back(std::move(policy));
+  data.compares.push_back(std::move(table));
+}
+
+// Makes every label unique: repeated labels get " (<file name>)", then " #k" for the k-th of
+// any that are still equal.
+void disambiguate_labels(std::vector<ReportPolicy>& policies) {
+  std::map<std::string, std::size_t> uses;
+  for (const ReportPolicy& p : policies) ++uses[p.label];
+  for (ReportPolicy& p : policies) {
+    if (uses[p.label] > 1) {
+      p.label += " (" + std::filesystem::path(p.source).filename().string() + ")";
+    }
+  }
+  std::map<std::string, std::size_t> seen;
+  for (ReportPolicy& p : policies) {
+    const std::size_t k = ++seen[p.label];
+    if (k > 1) p.label += " #" + std::to_string(k);
+  }
+}
+
+double mean_of(double sum, std::size_t n) { return n == 0 ? 0.0 : sum / static_cast<double>(n); }
+
+}  // namespace
+
+ReportData read_report_documents(const std::vector<JsonDocument>& documents) {
+  ReportData data;
+  for (const JsonDocument& document : documents) {
+    const JsonNode root = document.root();
+    if (!root.is_object()) root.fail_expected("an object (a result or compare document)");
+    if (!root.raw().contains("schema")) root.fail("missing required key \"schema\"");
+    const JsonNode schema = root.child("schema");
+    if (schema.is_string() && schema.as_string() == kResultSchema) {
+      ResultDocument result = read_result(document);
+      data.policies.push_back(policy_of_result(std::move(result), read_scheduler(root)));
+    } else if (schema.is_string() && schema.as_string() == kCompareSchema) {
+      read_compare(document, data);
+    } else {
+      schema.fail_expected("\"" + std::string(kResultSchema) + "\" or \"" +
+                           std::string(kCompareSchema) + "\"");
+    }
+  }
+  disambiguate_labels(data.policies);
+  return data;
+}
+
+ReportData read_report_files(const std::vector<std::filesystem::path>& paths) {
+  std::vector<JsonDocument> documents;
+  documents.reserve(paths.size());
+  for (const auto& path : paths) documents.push_back(JsonDocument::parse_file(path));
+  return read_report_documents(documents);
+}
+
+// ---- figures ----
+
+std::vector<CdfPoint> tier_cdf(const ReportPolicy& policy, stats::SchedClass sched_class,
+                               stats::Tier tier) {
+  std::array<double, 4> sums{};
+  std::size_t n = 0;
+  for (const ResultDocument& run : policy.runs) {
+    const TierFields& f = run.tier(sched_class, tier);
+    if (f.count == 0) continue;
+    sums[0] += static_cast<double>(f.p50_ns);
+    sums[1] += static_cast<double>(f.p90_ns);
+    sums[2] += static_cast<double>(f.p99_ns);
+    sums[3] += static_cast<double>(f.max_ns);
+    ++n;
+  }
+  if (n == 0) return {};
+  return {{0.5, mean_of(sums[0], n)},
+          {0.9, mean_of(sums[1], n)},
+          {0.99, mean_of(sums[2], n)},
+          {1.0, mean_of(sums[3], n)}};
+}
+
+std::vector<CdfPoint> latency_cdf(const ReportPolicy& policy) {
+  std::array<double, 5> sums{};
+  std::size_t n = 0;
+  for (const ResultDocument& run : policy.runs) {
+    const LatencyFields& f = run.latency;
+    if (f.count == 0) continue;
+    sums[0] += static_cast<double>(f.min_ns);
+    sums[1] += static_cast<double>(f.p50_ns);
+    sums[2] += static_cast<double>(f.p90_ns);
+    sums[3] += static_cast<double>(f.p99_ns);
+    sums[4] += static_cast<double>(f.max_ns);
+    ++n;
+  }
+  if (n == 0) return {};
+  return {{0.0, mean_of(sums[0], n)},
+          {0.5, mean_of(sums[1], n)},
+          {0.9, mean_of(sums[2], n)},
+          {0.99, mean_of(sums[3], n)},
+          {1.0, mean_of(sums[4], n)}};
+}
+
+std::uint64_t tier_count(const ReportPolicy& policy, stats::SchedClass sched_class,
+                         stats::Tier tier) {
+  std::uint64_t count = 0;
+  for (const ResultDocument& run : policy.runs) count += run.tier(sched_class, tier).count;
+  return count;
+}
+
+std::optional<double> pooled_share(const ReportPolicy& policy, stats::SchedClass sched_class,
+                                   stats::Tier tier) {
+  std::uint64_t total = 0;
+  for (std::size_t t = 0; t < stats::kNumTiers; ++t) {
+    total += tier_count(policy, sched_class, static_cast<stats::Tier>(t));
+  }
+  if (total == 0) return std::nullopt;
+  return static_cast<double>(tier_count(policy, sched_class, tier)) / static_cast<double>(total);
+}
+
+std::optional<std::array<double, 7>> tier_breakdown(const ReportPolicy& policy,
+                                                    stats::SchedClass sched_class,
+                                                    stats::Tier tier) {
+  std::array<double, 7> sums{};
+  std::uint64_t calls = 0;
+  for (const ResultDocument& run : policy.runs) {
+    const TierFields& f = run.tier(sched_class, tier);
+    if (f.count == 0) continue;
+    for (std::size_t p = 0; p < kBreakdownParts.size(); ++p) {
+      sums[p] += static_cast<double>(f.breakdown.*kBreakdownParts[p].member) *
+                 static_cast<double>(f.count);
+    }
+    calls += f.count;
+  }
+  if (calls == 0) return std::nullopt;
+  for (double& sum : sums) sum /= static_cast<double>(calls);
+  return sums;
+}
+
+std::optional<std::array<double, 4>> selection_shares(const ReportPolicy& policy) {
+  std::array<double, 4> sums{};
+  for (const ResultDocument& run : policy.runs) {
+    sums[0] += static_cast<double>(run.selection.same_cpu);
+    sums[1] += static_cast<double>(run.selection.same_cluster);
+    sums[2] += static_cast<double>(run.selection.other);
+    sums[3] += static_cast<double>(run.selection.none_idle);
+  }
+  const double total = sums[0] + sums[1] + sums[2] + sums[3];
+  if (total == 0.0) return std::nullopt;
+  for (double& sum : sums) sum /= total;
+  return sums;
+}
+
+std::optional<std::vector<double>> cpu_busy_shares(const ReportPolicy& policy) {
+  std::vector<double> sums;
+  std::vector<std::size_t> counts;
+  for (const std::optional<SchedulerFields>& scheduler : policy.schedulers) {
+    if (!scheduler) continue;
+    const std::vector<double>& shares = scheduler->cpu_busy_share;
+    if (shares.size() > sums.size()) {
+      sums.resize(shares.size(), 0.0);
+      counts.resize(shares.size(), 0);
+    }
+    for (std::size_t cpu = 0; cpu < shares.size(); ++cpu) {
+      sums[cpu] += shares[cpu];
+      ++counts[cpu];
+    }
+  }
+  if (sums.empty()) return std::nullopt;
+  for (std::size_t cpu = 0; cpu < sums.size(); ++cpu) sums[cpu] = mean_of(sums[cpu], counts[cpu]);
+  return sums;
+}
+
+std::vector<std::pair<std::string, double>> cluster_frequencies(const ReportPolicy& policy) {
+  std::vector<std::pair<std::string, double>> sums;
+  std::vector<std::size_t> counts;
+  for (const std::optional<SchedulerFields>& scheduler : policy.schedulers) {
+    if (!scheduler) continue;
+    for (const auto& [name, khz] : scheduler->cluster_mean_freq_khz) {
+      auto it =
+          std::find_if(sums.begin(), sums.end(), [&](const auto& s) { return s.first == name; });
+      if (it == sums.end()) {
+        sums.emplace_back(name, 0.0);
+        counts.push_back(0);
+        it = sums.end() - 1;
+      }
+      it->second += static_cast<double>(khz);
+      ++counts[static_cast<std::size_t>(it - sums.begin())];
+    }
+  }
+  for (std::size_t i = 0; i < sums.size(); ++i) sums[i].second = mean_of(sums[i].second, counts[i]);
+  return sums;
+}
+
+}  // namespace bindersim::io

@@ -1,0 +1,717 @@
+#include "bindersim/io/report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bindersim/common/error.hpp"
+#include "bindersim/io/compare_report.hpp"
+#include "bindersim/io/result_json.hpp"
+
+namespace bindersim::io {
+namespace {
+
+using stats::SchedClass;
+using stats::Tier;
+
+// ---- inputs ---------------------------------------------------------------------------------
+
+// Calls per tier of one class: same core, same cluster, cross cluster.
+struct TierCalls {
+  std::uint64_t same_core = 0;
+  std::uint64_t same_cluster = 0;
+  std::uint64_t cross_cluster = 0;
+};
+
+// A run whose tiers hold `calls` samples at `base_ns` (same core), 2x (same cluster) and 3x
+// (cross cluster), with a tail of one sample at 5x in each tier with calls; each tier's
+// breakdown puts `kernel_per_call_ns` per call in the kernel, the rest in service, and a
+// negative `other` of -100 ns per call.
+stats::RunResult make_run(const std::string& selector, std::uint64_t seed, std::int64_t base_ns,
+                          TierCalls fifo, TierCalls other, std::int64_t kernel_per_call_ns) {
+  stats::RunResult r;
+  r.scenario = "schd-dbg";
+  r.topology = "sa8155p";
+  r.selector = selector;
+  r.placement = "mainline";
+  r.seed = seed;
+  r.version = "0.1.0";
+  r.fingerprint = 0x0123456789abcdefULL + seed;
+  r.simulated_ns = 1'000'000;
+  for (const auto& [cls, calls] :
+       {std::pair{SchedClass::kFifo, fifo}, std::pair{SchedClass::kOther, other}}) {
+    const std::array<std::uint64_t, 3> counts = {calls.same_core, calls.same_cluster,
+                                                 calls.cross_cluster};
+    for (std::size_t t = 0; t < 3; ++t) {
+      if (counts[t] == 0) continue;
+      const auto tier = static_cast<Tier>(t);
+      const std::int64_t value = base_ns * static_cast<std::int64_t>(t + 1);
+      r.tier(cls, tier).record_n(value, counts[t] - 1);
+      r.tier(cls, tier).record(value * 5);
+      r.latency.merge(r.tier(cls, tier));
+      r.completed += counts[t];
+      const auto n = static_cast<std::int64_t>(counts[t]);
+      const std::int64_t total = static_cast<std::int64_t>(r.tier(cls, tier).sum());
+      stats::Breakdown& b = r.tier_breakdown(cls, tier);
+      b.kernel_ns = kernel_per_call_ns * n;
+      b.other_ns = -100 * n;
+      b.service_ns = total - b.kernel_ns - b.other_ns;
+    }
+  }
+  r.selection.same_cpu = r.completed / 2;
+  r.selection.same_cluster = r.completed / 4;
+  r.selection.other = r.completed - r.completed / 2 - r.completed / 4;
+  r.counters.migrations = r.completed;
+  r.counters.context_switches = 3 * r.completed;
+  return r;
+}
+
+stats::RunResult default_run(const std::string& selector, std::uint64_t seed = 1) {
+  return make_run(selector, seed, 50'000, {6, 3, 1}, {2, 2, 4}, 20'000);
+}
+
+JsonDocument document_of(const nlohmann::ordered_json& json, const std::string& name) {
+  return JsonDocument::parse_text(json.dump(2), name);
+}
+
+JsonDocument result_document(const stats::RunResult& run, const std::string& name) {
+  return document_of(result_to_json(run), name);
+}
+
+stats::ColumnStats cell(double mean, std::optional<double> delta, std::optional<bool> significant) {
+  stats::ColumnStats s;
+  s.n = 2;
+  s.mean = mean;
+  s.ci95 = mean / 10.0;
+  s.delta_pct = delta;
+  s.significant = significant;
+  return s;
+}
+
+// Three columns (fifo, ctabs, ctabs-nudge) over seeds 1 and 2; ctabs is faster at the second
+// seed. The summary has throughput and latency p99, ctabs' p99 significantly better.
+CompareReport three_column_report() {
+  CompareReport report;
+  report.scenario = "schd-dbg";
+  report.seeds = {1, 2};
+  for (const char* selector : {"fifo", "ctabs", "ctabs-nudge"}) {
+    CompareColumn column;
+    column.label = selector;
+    column.selector = selector;
+    column.placement = "mainline";
+    column.topology = "sa8155p";
+    column.overrides = {{"clients.0.iterations", 200}};
+    report.columns.push_back(column);
+  }
+  for (std::size_t c = 0; c < report.columns.size(); ++c) {
+    for (std::uint64_t seed : report.seeds) {
+      const std::int64_t base = c == 1 && seed == 2 ? 30'000 : 50'000;
+      report.runs.push_back(
+          CompareRun{c, seed,
+                     result_to_json(make_run(report.columns[c].selector, seed, base, {6, 3, 1},
+                                             {2, 2, 4}, 20'000))});
+    }
+  }
+  const auto metric = [](std::string key, std::string unit, stats::Better better) {
+    return stats::Metric{std::move(key), "", std::move(unit), better, nullptr};
+  };
+  report.summary.push_back(
+      {metric("throughput", "calls/s", stats::Better::kHigher),
+       {cell(5000, std::nullopt, std::nullopt), cell(5100, 2.0, false), cell(4000, -20.0, true)}});
+  report.summary.push_back(
+      {metric("latency.p99", "us", stats::Better::kLower),
+       {cell(100, std::nullopt, std::nullopt), cell(80, -20.0, true), cell(101, 1.0, false)}});
+  return report;
+}
+
+JsonDocument compare_document(const CompareReport& report, const std::string& name) {
+  return document_of(compare_to_json(report), name);
+}
+
+std::string html_of(const ReportData& data, const ReportOptions& options = {}) {
+  std::ostringstream out;
+  write_report_html(data, options, out);
+  return out.str();
+}
+
+// The <svg> element with the given id.
+std::string svg_of(const std::string& html, const std::string& id) {
+  const std::size_t start = html.find("<svg id=\"" + id + "\"");
+  if (start == std::string::npos) return "";
+  return html.substr(start, html.find("</svg>", start) + 6 - start);
+}
+
+// The value of attribute `name` in every element of `svg` whose class attribute contains
+// `cls`, in document order.
+std::vector<std::map<std::string, std::string>> elements(const std::string& svg,
+                                                         const std::string& tag,
+                                                         const std::string& cls) {
+  std::vector<std::map<std::string, std::string>> out;
+  const std::regex element("<" + tag + R"(( [^>]*?)/?>)");
+  const std::regex attribute(R"re(([a-z-]+)="([^"]*)")re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), element);
+       it != std::sregex_iterator(); ++it) {
+    std::map<std::string, std::string> attrs;
+    const std::string text = (*it)[1];
+    for (auto a = std::sregex_iterator(text.begin(), text.end(), attribute);
+         a != std::sregex_iterator(); ++a) {
+      attrs[(*a)[1]] = (*a)[2];
+    }
+    if (attrs["class"].find(cls) != std::string::npos) out.push_back(std::move(attrs));
+  }
+  return out;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// The message of the ConfigError that reading `documents` throws ("" when none is thrown).
+std::string read_error(const std::vector<JsonDocument>& documents) {
+  try {
+    read_report_documents(documents);
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// ---- reading --------------------------------------------------------------------------------
+
+TEST(ReportRead, ResultsAndCompareFilesInAnyMix) {
+  // A result adds one policy; a compare file one per column, each with its runs (seeds), and
+  // its summary table. Order follows the inputs.
+  const ReportData data =
+      read_report_documents({result_document(default_run("ctabs-nudge"), "nudge.json"),
+                             compare_document(three_column_report(), "cmp.json")});
+  ASSERT_EQ(data.policies.size(), 4u);
+  EXPECT_EQ(data.policies[0].source, "nudge.json");
+  EXPECT_EQ(data.policies[0].runs.size(), 1u);
+  EXPECT_EQ(data.policies[1].label, "fifo");
+  EXPECT_EQ(data.policies[2].label, "ctabs");
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(data.policies[i].source, "cmp.json");
+    ASSERT_EQ(data.policies[i].runs.size(), 2u);
+    EXPECT_EQ(data.policies[i].runs[0].seed, 1u);
+    EXPECT_EQ(data.policies[i].runs[1].seed, 2u);
+    EXPECT_EQ(data.policies[i].placement, "mainline");
+    EXPECT_EQ(data.policies[i].overrides, "clients.0.iterations=200");
+  }
+  ASSERT_EQ(data.compares.size(), 1u);
+  EXPECT_EQ(data.compares[0].columns, (std::vector<std::string>{"fifo", "ctabs", "ctabs-nudge"}));
+  EXPECT_EQ(data.compares[0].seeds, (std::vector<std::uint64_t>{1, 2}));
+}
+
+TEST(ReportRead, RepeatedLabelsAreMadeUnique) {
+  // ctabs-nudge comes from a result file and from the compare file: both get their file name.
+  // Two inputs of the same name are numbered.
+  const ReportData data =
+      read_report_documents({result_document(default_run("ctabs-nudge"), "runs/nudge.json"),
+                             compare_document(three_column_report(), "cmp.json"),
+                             result_document(default_run("fifo", 7), "a/x.json"),
+                             result_document(default_run("fifo", 8), "b/x.json")});
+  std::vector<std::string> labels;
+  for (const ReportPolicy& p : data.policies) labels.push_back(p.label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"ctabs-nudge (nudge.json)", "fifo (cmp.json)",
+                                              "ctabs", "ctabs-nudge (cmp.json)", "fifo (x.json)",
+                                              "fifo (x.json) #2"}));
+}
+
+TEST(ReportRead, SummaryRowsKeepTheCompareOrderAndConsoleLabels) {
+  // The parsed summary is ordered by key ("latency.p99" < "throughput"); the report restores
+  // the compare report's order and takes the console's row labels.
+  const ReportData data =
+      read_report_documents({compare_document(three_column_report(), "cmp.json")});
+  const auto& rows = data.compares.at(0).rows;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].key, "throughput");
+  EXPECT_EQ(rows[1].key, "latency.p99");
+  EXPECT_EQ(rows[1].label, "latency p99");
+  EXPECT_EQ(rows[1].better, stats::Better::kLower);
+  ASSERT_EQ(rows[1].cells.size(), 3u);
+  EXPECT_FALSE(rows[1].cells[0].delta_pct.has_value());
+  EXPECT_EQ(rows[1].cells[1].significant, std::optional<bool>(true));
+}
+
+TEST(ReportRead, UnknownSchemaNamesBothKnownOnes) {
+  nlohmann::ordered_json j = result_to_json(default_run("fifo"));
+  j["schema"] = "bindersim.result/2";
+  const std::string error = read_error({document_of(j, "r.json")});
+  EXPECT_EQ(error,
+            "r.json: /schema: expected \"bindersim.result/1\" or \"bindersim.compare/1\", got "
+            "\"bindersim.result/2\"");
+}
+
+TEST(ReportRead, ResultErrorsNameFilePointerExpectedAndFound) {
+  nlohmann::ordered_json j = result_to_json(default_run("fifo"));
+  j["tiers"]["sched_other"]["cross_cluster"]["p90_ns"] = "fast";
+  const std::string error = read_error({document_of(j, "r.json")});
+  EXPECT_EQ(error.rfind("r.json: /tiers/sched_other/cross_cluster/p90_ns: expected ", 0), 0u)
+      << error;
+  EXPECT_NE(error.find("got \"fast\""), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+TEST(ReportRead, ErrorsInsideACompareRunNameTheFullPointer) {
+  // A bad field of the third run's result is reported at /runs/2/result/..., in the compare
+  // file; a result missing its schema at /runs/0/result.
+  nlohmann::ordered_json j = compare_to_json(three_column_report());
+  j["runs"][2]["result"]["latency"]["count"] = -4;
+  std::string error = read_error({document_of(j, "cmp.json")});
+  EXPECT_EQ(error.rfind("cmp.json: /runs/2/result/latency/count: expected a non-negative "
+                        "integer, got ",
+                        0),
+            0u)
+      << error;
+
+  j = compare_to_json(three_column_report());
+  j["runs"][0]["result"].erase("schema");
+  error = read_error({document_of(j, "cmp.json")});
+  EXPECT_EQ(error, "cmp.json: /runs/0/result: missing required key \"schema\"");
+
+  j = compare_to_json(three_column_report());
+  j["runs"][1]["result"]["tiers"]["sched_fifo"]["nosuch"] = 1;
+  error = read_error({document_of(j, "cmp.json")});
+  EXPECT_EQ(error.rfind("cmp.json: /runs/1/result/tiers/sched_fifo/nosuch: unknown key", 0), 0u)
+      << error;
+}
+
+TEST(ReportRead, CompareStructureIsChecked) {
+  // Each broken compare document fails at the pointer of what is wrong.
+  const auto error_at = [](const std::function<void(nlohmann::ordered_json&)>& change) {
+    nlohmann::ordered_json j = compare_to_json(three_column_report());
+    change(j);
+    return read_error({document_of(j, "cmp.json")});
+  };
+  EXPECT_EQ(error_at([](auto& j) { j["runs"][1]["column"] = 3; }),
+            "cmp.json: /runs/1/column: expected a column index below 3, got 3");
+  EXPECT_EQ(error_at([](auto& j) {
+              auto& runs = j["runs"];
+              runs.erase(runs.begin() + 4, runs.end());
+            }),
+            "cmp.json: /columns/2: expected at least one run of this column in /runs, got none");
+  EXPECT_EQ(error_at([](auto& j) {
+              j["runs"][0]["seed"] = 9;
+            }).rfind("cmp.json: /runs/0/seed: expected one of the document's seeds", 0),
+            0u);
+  EXPECT_EQ(error_at([](auto& j) {
+              j["runs"][0]["result"]["seed"] = 2;
+            }).rfind("cmp.json: /runs/0/result/seed: expected the run's seed 1", 0),
+            0u);
+  EXPECT_EQ(error_at([](auto& j) { j["summary"]["throughput"]["columns"].erase(0); }),
+            "cmp.json: /summary/throughput/columns: expected 3 cells (one per column), got 2");
+  EXPECT_EQ(error_at([](auto& j) {
+              j["summary"]["latency.p99"]["better"] = "up";
+            }).rfind("cmp.json: /summary/latency.p99/better: expected one of ", 0),
+            0u);
+  EXPECT_EQ(error_at([](auto& j) { j["summary"]["throughput"]["columns"][1]["mean"] = "x"; }),
+            "cmp.json: /summary/throughput/columns/1/mean: expected a number or null, got "
+            "\"x\"");
+  EXPECT_EQ(error_at([](auto& j) { j["extra"] = true; }).rfind("cmp.json: /extra: unknown key", 0),
+            0u);
+  EXPECT_EQ(error_at([](auto& j) { j["columns"] = nlohmann::ordered_json::array(); }),
+            "cmp.json: /columns: expected at least one column, got none");
+}
+
+TEST(ReportRead, NotAnObjectOrNoSchema) {
+  EXPECT_EQ(read_error({JsonDocument::parse_text("[1, 2]", "a.json")}),
+            "a.json: /: expected an object (a result or compare document), got an array");
+  EXPECT_EQ(read_error({JsonDocument::parse_text("{}", "b.json")}),
+            "b.json: /: missing required key \"schema\"");
+}
+
+TEST(ReportRead, MissingFileIsAConfigError) {
+  try {
+    read_report_files({"/nonexistent/dir/result.json"});
+    FAIL() << "no error";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("/nonexistent/dir/result.json"), std::string::npos);
+  }
+}
+
+TEST(ReportRead, RealGoldenResults) {
+  // The golden results of the three selectors read as three policies named by selector.
+  std::vector<std::filesystem::path> paths;
+  for (const char* selector : {"fifo", "ctabs", "ctabs-nudge"}) {
+    paths.push_back(std::filesystem::path(BINDERSIM_SOURCE_DIR) / "tests/golden" /
+                    ("schd-dbg-" + std::string(selector) + ".json"));
+  }
+  const ReportData data = read_report_files(paths);
+  ASSERT_EQ(data.policies.size(), 3u);
+  EXPECT_EQ(data.policies[0].label, "fifo");
+  EXPECT_EQ(data.policies[2].label, "ctabs-nudge");
+  const std::string html = html_of(data);
+  for (const char* selector : {"fifo", "ctabs", "ctabs-nudge"}) {
+    EXPECT_NE(svg_of(html, "chart-tier-shares").find(std::string(">") + selector + "</text>"),
+              std::string::npos)
+        << selector;
+  }
+}
+
+// ---- figures --------------------------------------------------------------------------------
+
+TEST(ReportFigures, TierCdfIsMonotonicThroughTheCarriedQuantiles) {
+  // The curve goes through p50, p90, p99 and max at fractions 0.5, 0.9, 0.99, 1, each the
+  // mean of the runs' values; both coordinates never decrease.
+  const ReportData data =
+      read_report_documents({compare_document(three_column_report(), "cmp.json")});
+  const ReportPolicy& ctabs = data.policies[1];  // seeds at 50 us and 30 us
+  for (SchedClass c : {SchedClass::kFifo, SchedClass::kOther}) {
+    for (Tier t : {Tier::kSameCore, Tier::kSameCluster, Tier::kCrossCluster}) {
+      const std::vector<CdfPoint> cdf = tier_cdf(ctabs, c, t);
+      ASSERT_EQ(cdf.size(), 4u);
+      EXPECT_DOUBLE_EQ(cdf[0].fraction, 0.5);
+      EXPECT_DOUBLE_EQ(cdf[3].fraction, 1.0);
+      const TierFields& a = ctabs.runs[0].tier(c, t);
+      const TierFields& b = ctabs.runs[1].tier(c, t);
+      EXPECT_DOUBLE_EQ(cdf[0].latency_ns,
+                       (static_cast<double>(a.p50_ns) + static_cast<double>(b.p50_ns)) / 2.0);
+      EXPECT_DOUBLE_EQ(cdf[3].latency_ns,
+                       (static_cast<double>(a.max_ns) + static_cast<double>(b.max_ns)) / 2.0);
+      for (std::size_t i = 1; i < cdf.size(); ++i) {
+        EXPECT_GT(cdf[i].fraction, cdf[i - 1].fraction);
+        EXPECT_GE(cdf[i].latency_ns, cdf[i - 1].latency_ns);
+      }
+    }
+  }
+}
+
+TEST(ReportFigures, LatencyCdfStartsAtTheMinimum) {
+  const ReportData data = read_report_documents({result_document(default_run("fifo"), "r.json")});
+  const std::vector<CdfPoint> cdf = latency_cdf(data.policies[0]);
+  ASSERT_EQ(cdf.size(), 5u);
+  EXPECT_DOUBLE_EQ(cdf[0].fraction, 0.0);
+  EXPECT_DOUBLE_EQ(cdf[0].latency_ns, 50'000.0);
+  EXPECT_DOUBLE_EQ(cdf[4].latency_ns, static_cast<double>(data.policies[0].runs[0].latency.max_ns));
+  for (std::size_t i = 1; i < cdf.size(); ++i) EXPECT_GE(cdf[i].latency_ns, cdf[i - 1].latency_ns);
+}
+
+TEST(ReportFigures, TiersWithoutCallsHaveNoCurveNoShareNoBreakdown) {
+  const ReportData data = read_report_documents(
+      {result_document(make_run("fifo", 1, 50'000, {0, 4, 0}, {0, 0, 0}, 1000), "r.json")});
+  const ReportPolicy& p = data.policies[0];
+  EXPECT_TRUE(tier_cdf(p, SchedClass::kFifo, Tier::kSameCore).empty());
+  EXPECT_EQ(tier_cdf(p, SchedClass::kFifo, Tier::kSameCluster).size(), 4u);
+  EXPECT_FALSE(pooled_share(p, SchedClass::kOther, Tier::kSameCore).has_value());
+  EXPECT_DOUBLE_EQ(pooled_share(p, SchedClass::kFifo, Tier::kSameCluster).value(), 1.0);
+  EXPECT_FALSE(tier_breakdown(p, SchedClass::kFifo, Tier::kCrossCluster).has_value());
+}
+
+TEST(ReportFigures, SharesPoolTheCallsOfEverySeed) {
+  // Seed 1: 6 of 10 FIFO calls on the same core; seed 2: 1 of 5. Pooled: 7 of 15, not the
+  // mean of 60% and 20%. The three shares add up to one.
+  CompareReport report = three_column_report();
+  report.runs[0].result = result_to_json(make_run("fifo", 1, 50'000, {6, 3, 1}, {1, 0, 0}, 0));
+  report.runs[1].result = result_to_json(make_run("fifo", 2, 50'000, {1, 2, 2}, {1, 0, 0}, 0));
+  const ReportData data = read_report_documents({compare_document(report, "cmp.json")});
+  const ReportPolicy& fifo = data.policies[0];
+  EXPECT_DOUBLE_EQ(pooled_share(fifo, SchedClass::kFifo, Tier::kSameCore).value(), 7.0 / 15.0);
+  EXPECT_EQ(tier_count(fifo, SchedClass::kFifo, Tier::kCrossCluster), 3u);
+  double sum = 0.0;
+  for (Tier t : {Tier::kSameCore, Tier::kSameCluster, Tier::kCrossCluster}) {
+    sum += pooled_share(fifo, SchedClass::kFifo, t).value();
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+}
+
+TEST(ReportFigures, BreakdownIsWeightedByEachSeedsCalls) {
+  // Seed 1: 10 same-core calls with 1 us of kernel each; seed 2: 5 with 4 us. The mean per
+  // call over both is (10 * 1 + 5 * 4) / 15 = 2 us; other stays -100 ns.
+  CompareReport report = three_column_report();
+  report.runs[0].result = result_to_json(make_run("fifo", 1, 50'000, {10, 0, 0}, {}, 1'000));
+  report.runs[1].result = result_to_json(make_run("fifo", 2, 50'000, {5, 0, 0}, {}, 4'000));
+  const ReportData data = read_report_documents({compare_document(report, "cmp.json")});
+  const auto parts = tier_breakdown(data.policies[0], SchedClass::kFifo, Tier::kSameCore);
+  ASSERT_TRUE(parts.has_value());
+  EXPECT_DOUBLE_EQ((*parts)[0], 2'000.0);  // kernel_ns
+  EXPECT_DOUBLE_EQ((*parts)[6], -100.0);   // other_ns
+}
+
+TEST(ReportFigures, SelectionSharesAddUpToOne) {
+  const ReportData data = read_report_documents({result_document(default_run("fifo"), "r.json")});
+  const auto shares = selection_shares(data.policies[0]);
+  ASSERT_TRUE(shares.has_value());
+  EXPECT_NEAR((*shares)[0] + (*shares)[1] + (*shares)[2] + (*shares)[3], 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ((*shares)[0], 9.0 / 18.0);  // 18 calls, same_cpu = 18 / 2
+}
+
+// The result `j` with a scheduler object: governor schedutil, clusters "silver" and "gold" at
+// the given mean frequencies, and the given per-CPU busy shares.
+nlohmann::ordered_json with_scheduler(nlohmann::ordered_json j, std::vector<double> busy,
+                                      std::uint64_t silver_khz = 1'000'000,
+                                      std::uint64_t gold_khz = 2'000'000) {
+  nlohmann::ordered_json scheduler = nlohmann::ordered_json::object();
+  scheduler["governor"] = "schedutil";
+  scheduler["clusters"] =
+      nlohmann::ordered_json::array({{{"name", "silver"}, {"mean_freq_khz", silver_khz}},
+                                     {{"name", "gold"}, {"mean_freq_khz", gold_khz}}});
+  scheduler["cpu_busy_share"] = busy;
+  scheduler["frequency_changes"] = 0;
+  scheduler["newidle_pulls"] = 0;
+  scheduler["balance_pulls"] = 0;
+  // Before provenance, where the writer puts it.
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "scheduler") continue;
+    if (it.key() == "provenance") out["scheduler"] = scheduler;
+    out[it.key()] = it.value();
+  }
+  return out;
+}
+
+nlohmann::ordered_json without_scheduler(nlohmann::ordered_json j) {
+  j.erase("scheduler");
+  return j;
+}
+
+TEST(ReportCpus, BusySharesAndFrequenciesAreAveragedOverSeeds) {
+  // fifo's two seeds: CPU 0 busy 20% then 40%, CPU 1 40% then 0%: means 30% and 20%; silver
+  // at 1.0 and 1.5 GHz: 1.25 GHz.
+  CompareReport report = three_column_report();
+  report.runs[0].result = with_scheduler(report.runs[0].result, {0.2, 0.4}, 1'000'000);
+  report.runs[1].result = with_scheduler(report.runs[1].result, {0.4, 0.0}, 1'500'000);
+  const ReportData data = read_report_documents({compare_document(report, "cmp.json")});
+  const auto shares = cpu_busy_shares(data.policies[0]);
+  ASSERT_TRUE(shares.has_value());
+  ASSERT_EQ(shares->size(), 2u);
+  EXPECT_NEAR((*shares)[0], 0.3, 1e-12);
+  EXPECT_NEAR((*shares)[1], 0.2, 1e-12);
+  const auto frequencies = cluster_frequencies(data.policies[0]);
+  ASSERT_EQ(frequencies.size(), 2u);
+  EXPECT_EQ(frequencies[0].first, "silver");
+  EXPECT_DOUBLE_EQ(frequencies[0].second, 1'250'000.0);
+  EXPECT_DOUBLE_EQ(frequencies[1].second, 2'000'000.0);
+}
+
+TEST(ReportCpus, WithoutSchedulerDataThePageSaysItIsMissing) {
+  // No input carries per-CPU data: no CPU chart, and a note naming the missing field.
+  const ReportData data = read_report_documents(
+      {document_of(without_scheduler(result_to_json(default_run("fifo"))), "r.json")});
+  EXPECT_FALSE(cpu_busy_shares(data.policies[0]).has_value());
+  EXPECT_TRUE(cluster_frequencies(data.policies[0]).empty());
+  const std::string html = html_of(data);
+  EXPECT_TRUE(svg_of(html, "chart-cpu-utilization").empty());
+  EXPECT_NE(html.find("<p class=\"missing\">Per-CPU utilization is not shown"), std::string::npos);
+  EXPECT_NE(html.find("scheduler.cpu_busy_share"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"table-clusters\""), std::string::npos);
+}
+
+TEST(ReportCpus, ChartBarsAreProportionalToBusyShares) {
+  // One policy with CPU 0 at 50% and CPU 1 at 25% busy: the first bar is twice as tall, both
+  // stand on the same base line; a second policy without data is marked in the legend.
+  const ReportData data = read_report_documents(
+      {document_of(with_scheduler(result_to_json(default_run("fifo")), {0.5, 0.25}), "a.json"),
+       document_of(without_scheduler(result_to_json(default_run("ctabs"))), "b.json")});
+  const std::string html = html_of(data);
+  const std::string svg = svg_of(html, "chart-cpu-utilization");
+  ASSERT_FALSE(svg.empty());
+  const auto bars = elements(svg, "rect", "bar ");
+  ASSERT_EQ(bars.size(), 2u);
+  const double h0 = std::stod(bars[0].at("height"));
+  const double h1 = std::stod(bars[1].at("height"));
+  EXPECT_NEAR(h0, 2.0 * h1, 0.02);
+  EXPECT_NEAR(std::stod(bars[0].at("y")) + h0, std::stod(bars[1].at("y")) + h1, 0.02);
+  EXPECT_NE(svg.find(">ctabs (no per-CPU data)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">cpu1</text>"), std::string::npos);
+  EXPECT_NE(svg.find("busy share of simulated time (%)</text>"), std::string::npos);
+  EXPECT_NE(html.find("No per-CPU data in: ctabs"), std::string::npos);
+  // The cluster table: silver 1,000 MHz and gold 2,000 MHz for fifo, "-" for ctabs.
+  const std::size_t table = html.find("id=\"table-clusters\"");
+  ASSERT_NE(table, std::string::npos);
+  const std::string clusters = html.substr(table, html.find("</table>", table) - table);
+  EXPECT_NE(clusters.find("<th class=\"num\">silver (MHz)</th>"), std::string::npos);
+  EXPECT_NE(clusters.find("<td>schedutil</td><td class=\"num\">1,000</td><td class=\"num\">2,000"),
+            std::string::npos)
+      << clusters;
+}
+
+TEST(ReportCpus, BadSchedulerFieldsNameTheirPointer) {
+  nlohmann::ordered_json j = with_scheduler(result_to_json(default_run("fifo")), {0.5, 1.5});
+  EXPECT_EQ(
+      read_error({document_of(j, "r.json")})
+          .rfind("r.json: /scheduler/cpu_busy_share/1: expected a number in [0, 1], got 1.5", 0),
+      0u);
+  CompareReport report = three_column_report();
+  report.runs[2].result = with_scheduler(report.runs[2].result, {0.1});
+  report.runs[2].result["scheduler"]["clusters"][1].erase("name");
+  EXPECT_EQ(read_error({compare_document(report, "cmp.json")}),
+            "cmp.json: /runs/2/result/scheduler/clusters/1: missing required key \"name\"");
+}
+
+// ---- the page -------------------------------------------------------------------------------
+
+ReportData mixed_data() {
+  return read_report_documents({compare_document(three_column_report(), "cmp.json"),
+                                result_document(default_run("ctabs"), "ctabs.json")});
+}
+
+TEST(ReportHtml, OneChartPerKindWithTitlesAndAxisLabels) {
+  const std::string html = html_of(mixed_data());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>\n", 0), 0u);
+  EXPECT_EQ(occurrences(html, "<svg "), 4u);
+  for (const char* id :
+       {"chart-tier-shares", "chart-latency-cdf", "chart-breakdown", "chart-selection"}) {
+    const std::string svg = svg_of(html, id);
+    ASSERT_FALSE(svg.empty()) << id;
+    EXPECT_EQ(occurrences(html, std::string("id=\"") + id + "\""), 1u) << id;
+    EXPECT_NE(svg.find("<title id=\"" + std::string(id) + "-title\">"), std::string::npos);
+    EXPECT_FALSE(elements(svg, "text", "axis-label").empty()) << id;
+    EXPECT_FALSE(elements(svg, "text", "chart-title").empty()) << id;
+  }
+  // Axis titles carry their units.
+  EXPECT_NE(svg_of(html, "chart-tier-shares").find("(%)</text>"), std::string::npos);
+  EXPECT_NE(svg_of(html, "chart-latency-cdf").find("round-trip latency (µs)</text>"),
+            std::string::npos);
+  EXPECT_NE(svg_of(html, "chart-breakdown").find("mean time per call (µs)</text>"),
+            std::string::npos);
+  // Seven CDF panels (all calls, then 2 classes x 3 tiers), each with both axes titled.
+  const std::string cdf = svg_of(html, "chart-latency-cdf");
+  EXPECT_EQ(elements(cdf, "g", "cdf-panel").size(), 7u);
+  EXPECT_EQ(elements(cdf, "text", "axis-label").size(), 14u);
+}
+
+TEST(ReportHtml, EveryPolicyAppearsInEveryChartAndTable) {
+  const ReportData data = mixed_data();
+  const std::string html = html_of(data);
+  const std::string policies =
+      html.substr(html.find("<table id=\"table-policies\""),
+                  html.find("</table>", html.find("<table id=\"table-policies\"")) -
+                      html.find("<table id=\"table-policies\""));
+  ASSERT_EQ(data.policies.size(), 4u);
+  for (const ReportPolicy& p : data.policies) {
+    const std::string text = ">" + p.label + "</text>";
+    EXPECT_NE(svg_of(html, "chart-tier-shares").find(text), std::string::npos) << p.label;
+    EXPECT_NE(svg_of(html, "chart-latency-cdf").find(text), std::string::npos) << p.label;
+    EXPECT_NE(svg_of(html, "chart-breakdown").find(text), std::string::npos) << p.label;
+    EXPECT_NE(svg_of(html, "chart-selection").find(text), std::string::npos) << p.label;
+    EXPECT_NE(policies.find(p.label + "</td>"), std::string::npos) << p.label;
+  }
+  // One CDF curve per policy in each panel that has calls: 7 panels, 4 policies, all tiers
+  // with calls here.
+  EXPECT_EQ(elements(svg_of(html, "chart-latency-cdf"), "polyline", "cdf").size(), 7u * 4u);
+}
+
+TEST(ReportHtml, CdfCurvesRiseFromLeftToRight) {
+  // Pixel y falls (the curve rises) as pixel x grows along every curve.
+  const std::string cdf = svg_of(html_of(mixed_data()), "chart-latency-cdf");
+  const auto curves = elements(cdf, "polyline", "cdf");
+  ASSERT_FALSE(curves.empty());
+  for (const auto& curve : curves) {
+    std::istringstream points(curve.at("points"));
+    double last_x = -1e9;
+    double last_y = 1e9;
+    for (std::string point; points >> point;) {
+      const double x = std::stod(point.substr(0, point.find(',')));
+      const double y = std::stod(point.substr(point.find(',') + 1));
+      EXPECT_GE(x, last_x) << curve.at("points");
+      EXPECT_LT(y, last_y) << curve.at("points");
+      last_x = x;
+      last_y = y;
+    }
+  }
+}
+
+TEST(ReportHtml, ShareBarsAreProportionalToTheShares) {
+  // In the tier-share chart every bar with calls spans the full 0..100% width, and each
+  // segment's width over that span is its tier's share.
+  const ReportData data = read_report_documents({result_document(default_run("fifo"), "r.json")});
+  const std::string svg = svg_of(html_of(data), "chart-tier-shares");
+  std::map<double, std::vector<double>> widths_by_row;  // keyed by y
+  for (const auto& rect : elements(svg, "rect", "bar ")) {
+    widths_by_row[std::stod(rect.at("y"))].push_back(std::stod(rect.at("width")));
+  }
+  ASSERT_EQ(widths_by_row.size(), 2u);  // one bar per class
+  std::vector<double> totals;
+  for (const auto& [y, widths] : widths_by_row) {
+    double total = 0.0;
+    for (double w : widths) total += w;
+    totals.push_back(total);
+  }
+  EXPECT_NEAR(totals[0], totals[1], 0.02);
+  // SCHED_FIFO (the upper bar): 6, 3 and 1 of 10 calls.
+  const auto& fifo = widths_by_row.begin()->second;
+  ASSERT_EQ(fifo.size(), 3u);
+  EXPECT_NEAR(fifo[0] / totals[0], 0.6, 0.001);
+  EXPECT_NEAR(fifo[1] / totals[0], 0.3, 0.001);
+  EXPECT_NEAR(fifo[2] / totals[0], 0.1, 0.001);
+}
+
+TEST(ReportHtml, NegativeBreakdownPartsStackLeftOfZero) {
+  // `other` is -100 ns per call: its segment ends where the positive parts start.
+  const std::string svg =
+      svg_of(html_of(read_report_documents({result_document(default_run("fifo"), "r.json")})),
+             "chart-breakdown");
+  const auto others = elements(svg, "rect", "bar fill-7");
+  const auto kernels = elements(svg, "rect", "bar fill-0");
+  ASSERT_FALSE(others.empty());
+  ASSERT_EQ(others.size(), kernels.size());
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    const double other_end = std::stod(others[i].at("x")) + std::stod(others[i].at("width"));
+    EXPECT_NEAR(other_end, std::stod(kernels[i].at("x")), 0.011);
+  }
+}
+
+TEST(ReportHtml, InputStringsAreEscaped) {
+  // A selector name with markup, a title with markup: neither reaches the page as markup.
+  stats::RunResult run = default_run("<script>alert('x')</script>&\"");
+  run.scenario = "<img src=x onerror=alert(1)>";
+  const ReportData data = read_report_documents({result_document(run, "r<1>.json")});
+  ReportOptions options;
+  options.title = "A <b>bold</b> title";
+  const std::string html = html_of(data, options);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+  EXPECT_EQ(html.find("r<1>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"),
+            std::string::npos);
+  EXPECT_NE(html.find("<title>A &lt;b&gt;bold&lt;/b&gt; title</title>"), std::string::npos);
+}
+
+TEST(ReportHtml, SelfContainedWithLightAndDarkSchemes) {
+  const std::string html = html_of(mixed_data());
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("url("), std::string::npos);
+  EXPECT_NE(html.find("@media (prefers-color-scheme:dark)"), std::string::npos);
+  EXPECT_NE(html.find("<meta name=\"color-scheme\" content=\"light dark\">"), std::string::npos);
+}
+
+TEST(ReportHtml, CompareTableShowsColumnsDeltasAndSignificance) {
+  const std::string html = html_of(mixed_data());
+  const std::size_t start = html.find("<table id=\"table-compare-0\"");
+  ASSERT_NE(start, std::string::npos);
+  const std::string table = html.substr(start, html.find("</table>", start) - start);
+  for (const char* label : {">fifo</th>", ">ctabs</th>", ">ctabs-nudge</th>", ">Δ%</th>"}) {
+    EXPECT_NE(table.find(label), std::string::npos) << label;
+  }
+  EXPECT_NE(table.find("<td>latency p99</td><td>us</td>"), std::string::npos);
+  // ctabs' p99 -20% is significant and lower is better; ctabs' +2% throughput is not
+  // significant; ctabs-nudge's -20% throughput is significantly worse.
+  EXPECT_NE(table.find("<td class=\"num better\">-20.0%</td>"), std::string::npos) << table;
+  EXPECT_NE(table.find("<td class=\"num same\">+2.0%~</td>"), std::string::npos) << table;
+  EXPECT_NE(table.find("<td class=\"num worse\">-20.0%</td>"), std::string::npos) << table;
+  EXPECT_NE(table.find("5,000.0 ± 500.0"), std::string::npos) << table;
+}
+
+TEST(ReportHtml, ByteIdenticalForEqualInputs) {
+  const std::string first = html_of(mixed_data());
+  const std::string second = html_of(mixed_data());
+  EXPECT_EQ(first, second);
+  EXPECT_NE(first,
+            html_of(read_report_documents({result_document(default_run("ctabs"), "ctabs.json")})));
+}
+
+}  // namespace
+}  // namespace bindersim::io
