@@ -14,7 +14,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BINDERSIM_BUILD_DIR:-$root/build}"
 iterations=1000
-cases=("schd-dbg fifo" "schd-dbg ctabs" "schd-dbg ctabs-nudge")
+cases=("schd-dbg fifo" "schd-dbg ctabs" "schd-dbg ctabs-nudge" "sync-wakeup fifo"
+       "binder-throughput fifo" "binder-throughput-pair fifo")
 
 cmake --build "$build" --target bindersim
 export BINDERSIM_DATA_DIR="$root"
@@ -22,7 +23,7 @@ for case in "${cases[@]}"; do
   read -r scenario selector <<<"$case"
   out="$root/tests/golden/$scenario-$selector.json"
   "$build/bindersim" run "$root/scenarios/$scenario.json" --selector "$selector" \
-    --set "clients.0.iterations=$iterations" --out "$out" >/dev/null
+    --set "clients.*.iterations=$iterations" --out "$out" >/dev/null
   echo "regenerated $out"
 done
 git -C "$root" diff --stat -- tests/golden || true

@@ -100,6 +100,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       write_file_atomically(vm["out"].as<std::string>(), json.str());
     }
     io::print_tier_table(result, out);
+    if (scenario.report == "binder-throughput") {
+      io::print_binder_throughput(result, static_cast<int>(scenario.processes.size()),
+                                  static_cast<int>(scenario.clients.size()), out);
+    }
     if (!result.clients_finished) {
       err << "bindersim: warning: the clients did not finish their iterations (the time limit, "
              "or work that can never run, ended the run first)\n";

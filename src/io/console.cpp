@@ -153,6 +153,45 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
       grouped(sched.newidle_pulls), grouped(sched.balance_pulls));
 }
 
+std::int64_t legacy_bucket_midpoint_ns(const stats::Histogram& latency, double q) {
+  // 128 buckets over 50 ms; a sample beyond the last bucket counts in the last one.
+  constexpr std::int64_t kBucketNs = 50'000'000 / 128;  // 390,625 ns exactly
+  constexpr std::int64_t kBuckets = 128;
+  const std::int64_t bucket = std::min(latency.percentile(q) / kBucketNs, kBuckets - 1);
+  return bucket * kBucketNs + kBucketNs / 2;
+}
+
+void print_binder_throughput(const stats::RunResult& result, int workers, int clients,
+                             std::ostream& out) {
+  const stats::Histogram& h = result.latency;
+  const double elapsed_s = static_cast<double>(result.simulated_ns) / 1e9;
+  const double iterations = clients > 0 ? static_cast<double>(result.completed) / clients : 0.0;
+  const double per_sec = elapsed_s > 0 ? iterations * workers / elapsed_s : 0.0;
+  auto ms_value = [](std::int64_t ns) {
+    return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6);
+  };
+  out << "binderThroughputTest terms (" << workers << " workers, "
+      << grouped(static_cast<std::uint64_t>(iterations)) << " iterations each)\n";
+  out << fmt::format("iterations per sec: {:.1f}\n", per_sec);
+  out << fmt::format("average: {}ms worst: {}ms best: {}ms\n",
+                     fmt::format("{:.3f}", h.mean() / 1e6), ms_value(h.max()), ms_value(h.min()));
+  out << fmt::format("percentiles: 50%: {}ms 90%: {}ms 95%: {}ms 99%: {}ms\n",
+                     ms_value(h.percentile(0.50)), ms_value(h.percentile(0.90)),
+                     ms_value(h.percentile(0.95)), ms_value(h.percentile(0.99)));
+  out << fmt::format(
+      "128-bucket midpoints: 50%: {}ms 90%: {}ms 95%: {}ms 99%: {}ms\n",
+      ms_value(legacy_bucket_midpoint_ns(h, 0.50)), ms_value(legacy_bucket_midpoint_ns(h, 0.90)),
+      ms_value(legacy_bucket_midpoint_ns(h, 0.95)), ms_value(legacy_bucket_midpoint_ns(h, 0.99)));
+  const auto& c = result.counters;
+  const double calls = std::max<double>(1.0, static_cast<double>(result.completed));
+  out << fmt::format(
+      "counters: cpu-cycles {} | cache-references {} | cache-misses {} | cpu-migrations {} | "
+      "context-switches {} | per call: {:.0f} cycles, {:.2f} migrations, {:.2f} switches\n",
+      grouped(c.cpu_cycles), grouped(c.cache_refs), grouped(c.cache_misses), grouped(c.migrations),
+      grouped(c.context_switches), static_cast<double>(c.cpu_cycles) / calls,
+      static_cast<double>(c.migrations) / calls, static_cast<double>(c.context_switches) / calls);
+}
+
 void print_comparison(std::span<const stats::RunResult> results, std::ostream& out) {
   if (results.empty()) return;
 

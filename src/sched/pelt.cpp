@@ -1,7 +1,6 @@
 #include "bindersim/sched/pelt.hpp"
 
 #include <array>
-#include <cmath>
 
 namespace bindersim::sched {
 namespace {
@@ -19,6 +18,17 @@ constexpr std::array<double, 32> kYPow = {
     0.5946035575013605, 0.5818624293887887, 0.5693943173783458, 0.5571933712979462,
     0.5452538663326288, 0.5335702003384118, 0.5221368912137069, 0.5109485743270583};
 
+// 2^-k for k = 0..63 (exact).
+constexpr std::array<double, 64> kHalvings = [] {
+  std::array<double, 64> out{};
+  double value = 1.0;
+  for (double& each : out) {
+    each = value;
+    value *= 0.5;
+  }
+  return out;
+}();
+
 }  // namespace
 
 double pelt_decay(SimTime delta) {
@@ -29,9 +39,9 @@ double pelt_decay(SimTime delta) {
   // and a fraction of a period.
   const auto whole = static_cast<long long>(periods);
   const double fraction = periods - static_cast<double>(whole);
-  // Whole 32-period halvings are exact powers of two (ldexp is exact and libm-independent).
+  // Whole 32-period halvings are exact powers of two.
   const double result =
-      std::ldexp(kYPow[static_cast<std::size_t>(whole % 32)], -static_cast<int>(whole / 32));
+      kYPow[static_cast<std::size_t>(whole % 32)] * kHalvings[static_cast<std::size_t>(whole / 32)];
   // y^f for f in [0, 1): y^f = exp(f ln y), ln y = -ln 2 / 32; with |f ln y| < 0.022 the
   // Taylor series up to x^7 is exact to double precision (the next term is below 2e-18).
   const double x = -fraction * 0.69314718055994530942 / 32.0;
@@ -46,7 +56,10 @@ double pelt_decay(SimTime delta) {
 
 void PeltSignal::update(SimTime now, bool active, double ceiling) {
   if (now <= last_update_) return;
-  const double keep = pelt_decay(now - last_update_);
+  advance(now, pelt_decay(now - last_update_), active, ceiling);
+}
+
+void PeltSignal::advance(SimTime now, double keep, bool active, double ceiling) {
   value_ = value_ * keep + (active ? ceiling * (1.0 - keep) : 0.0);
   last_update_ = now;
 }

@@ -51,7 +51,8 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       freqs_(static_cast<std::size_t>(context.topology.num_clusters())),
       capacity_now_(static_cast<std::size_t>(context.topology.num_cpus())),
       speed_milli_(static_cast<std::size_t>(context.topology.num_cpus())),
-      busy_ns_(static_cast<std::size_t>(context.topology.num_cpus()), 0) {
+      busy_ns_(static_cast<std::size_t>(context.topology.num_cpus()), 0),
+      util_memo_(static_cast<std::size_t>(context.topology.num_cpus())) {
   for (RunQueue& r : rqs_) r.idle_history.fill(2 * tunables_.migration_cost_ns);
   for (int cluster = 0; cluster < context.topology.num_clusters(); ++cluster) {
     const auto& opps = context.topology.frequency_domain(cluster).opps;
@@ -139,17 +140,22 @@ double Scheduler::cpu_load(int cpu) const {
   return carried(r.load_fair, pelt_decay(now() - r.signals_at), weight > 0, weight);
 }
 
-double Scheduler::cpu_util_fair(int cpu) const {
+const Scheduler::UtilMemo& Scheduler::util_memo(int cpu) const {
+  UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
+  if (memo.at == now()) return memo;
   const RunQueue& r = rq(cpu);
-  const bool running = r.curr >= 0 && !task(r.curr).is_rt();
-  return carried(r.util_fair, pelt_decay(now() - r.signals_at), running, current_capacity(cpu));
+  const double keep = pelt_decay(now() - r.signals_at);
+  const bool rt_running = r.curr >= 0 && task(r.curr).is_rt();
+  const bool fair_running = r.curr >= 0 && !rt_running;
+  memo.fair = carried(r.util_fair, keep, fair_running, current_capacity(cpu));
+  memo.rt = carried(r.util_rt, keep, rt_running, current_capacity(cpu));
+  memo.at = now();
+  return memo;
 }
 
-double Scheduler::cpu_util_rt(int cpu) const {
-  const RunQueue& r = rq(cpu);
-  const bool running = r.curr >= 0 && task(r.curr).is_rt();
-  return carried(r.util_rt, pelt_decay(now() - r.signals_at), running, current_capacity(cpu));
-}
+double Scheduler::cpu_util_fair(int cpu) const { return util_memo(cpu).fair; }
+
+double Scheduler::cpu_util_rt(int cpu) const { return util_memo(cpu).rt; }
 
 double Scheduler::cpu_util(int cpu) const { return cpu_util_fair(cpu) + cpu_util_rt(cpu); }
 
@@ -186,6 +192,14 @@ double Scheduler::cpu_frequency_util(int cpu) const {
 }
 
 bool Scheduler::overutilized() const {
+  // Asked several times per wakeup: remembered until the time or any run queue changes.
+  if (overutilized_at_ == now()) return overutilized_;
+  overutilized_at_ = now();
+  overutilized_ = compute_overutilized();
+  return overutilized_;
+}
+
+bool Scheduler::compute_overutilized() const {
   for (int cpu = 0; cpu < num_cpus(); ++cpu) {
     // cpu_overutilized(): the utilisation no longer fits with the 20% margin.
     if (cpu_util_fair(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) return true;
@@ -226,6 +240,14 @@ void Scheduler::update_pelt(Task& task) {
   const bool running = task.state == TaskState::kRunning;
   const bool runnable = running || task.state == TaskState::kRunnable;
   const double capacity = task.cpu >= 0 ? current_capacity(task.cpu) : 1024.0;
+  if (task.util.last_update() == task.runnable.last_update()) {
+    // Both signals are always brought up together: one decay factor serves both.
+    if (now() <= task.util.last_update()) return;
+    const double keep = pelt_decay(now() - task.util.last_update());
+    task.util.advance(now(), keep, running, capacity);
+    task.runnable.advance(now(), keep, runnable, 1024.0);
+    return;
+  }
   task.util.update(now(), running, capacity);
   task.runnable.update(now(), runnable, 1024.0);
 }
@@ -234,6 +256,9 @@ void Scheduler::update_pelt(Task& task) {
 // update. Called before anything that changes that state (running task, queued fair weight,
 // attached tasks, frequency).
 void Scheduler::sync_rq_signals(int cpu) {
+  // The caller is about to change this run queue.
+  overutilized_at_ = engine::kNever;
+  util_memo_[static_cast<std::size_t>(cpu)].at = engine::kNever;
   RunQueue& r = q(cpu);
   if (now() <= r.signals_at) return;
   const double keep = pelt_decay(now() - r.signals_at);
@@ -765,6 +790,8 @@ void Scheduler::block(int tid) { switch_out(tid, TaskState::kSleeping); }
 void Scheduler::exit(int tid) { switch_out(tid, TaskState::kDead); }
 
 void Scheduler::set_task_util(int tid, double util) {
+  overutilized_at_ = engine::kNever;
+  for (UtilMemo& memo : util_memo_) memo.at = engine::kNever;
   Task& task = t(tid);
   update_pelt(task);
   detach_signals(task);

@@ -38,33 +38,50 @@ Override parse_override(const std::string& text) {
   return result;
 }
 
-void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides) {
-  for (const Override& o : overrides) {
-    nlohmann::json* at = &document;
-    const auto parts = split_path(o.path);
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      const std::string& part = parts[i];
-      const bool last = i + 1 == parts.size();
-      if (at->is_null()) *at = nlohmann::json::object();  // a key created by this --set
-      if (at->is_array()) {
-        std::size_t index = 0;
-        const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), index);
-        if (error != std::errc() || end != part.data() + part.size() || index >= at->size()) {
-          std::string array_path;
-          for (std::size_t j = 0; j < i; ++j) array_path += (j ? "." : "") + parts[j];
-          throw ConfigError("--set " + o.text + ": \"" + part + "\" is not an index of the " +
-                            std::to_string(at->size()) + "-element array \"" + array_path + "\"");
+namespace {
+
+// Sets the value at parts[i..] below `at`; "*" in an array position means every element.
+void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::size_t i,
+              const Override& o) {
+  for (; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const bool last = i + 1 == parts.size();
+    if (at->is_null()) *at = nlohmann::json::object();  // a key created by this --set
+    if (at->is_array() && part == "*") {
+      for (auto& element : *at) {
+        if (last) {
+          element = o.value;
+        } else {
+          apply_at(&element, parts, i + 1, o);
         }
-        at = &(*at)[index];
-      } else if (at->is_object()) {
-        at = &(*at)[part];  // created when missing; the strict parser judges it
-      } else {
-        throw ConfigError("--set " + o.text + ": \"" + part + "\" is below a value that is " +
-                          "neither an object nor an array");
       }
-      if (last) *at = o.value;
+      return;
     }
+    if (at->is_array()) {
+      std::size_t index = 0;
+      const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), index);
+      if (error != std::errc() || end != part.data() + part.size() || index >= at->size()) {
+        std::string array_path;
+        for (std::size_t j = 0; j < i; ++j) array_path += (j ? "." : "") + parts[j];
+        throw ConfigError("--set " + o.text + ": \"" + part + "\" is not an index of the " +
+                          std::to_string(at->size()) + "-element array \"" + array_path +
+                          "\" (or * for every element)");
+      }
+      at = &(*at)[index];
+    } else if (at->is_object()) {
+      at = &(*at)[part];  // created when missing; the strict parser judges it
+    } else {
+      throw ConfigError("--set " + o.text + ": \"" + part + "\" is below a value that is " +
+                        "neither an object nor an array");
+    }
+    if (last) *at = o.value;
   }
+}
+
+}  // namespace
+
+void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides) {
+  for (const Override& o : overrides) apply_at(&document, split_path(o.path), 0, o);
 }
 
 }  // namespace bindersim::workload

@@ -127,6 +127,19 @@ void WorkloadRunner::advance(int tid) {
           choices.size() == 1
               ? choices.front()
               : choices[rngs_[static_cast<std::size_t>(frame.rng)].uniform_below(choices.size())];
+      if (proc == driver_.process_of(tid) && !step.oneway) {
+        // Local call: the handler runs on this thread, as BBinder::transact does.
+        const int rng = node_rng_base_[static_cast<std::size_t>(proc)] + step.target.node;
+        const auto& node = scenario_.processes[static_cast<std::size_t>(proc)]
+                               .nodes[static_cast<std::size_t>(step.target.node)];
+        Frame local{&node.handler, 0, -1, proc, step.target.node, rng};
+        local.local = true;
+        local.local_started = context_.engine.now();
+        local.local_cpu = driver_.scheduler().task(tid).cpu;
+        s.frames.push_back(local);
+        advance(tid);
+        return;
+      }
       driver_.call(tid, proc, step.target.node, step.payload_bytes, step.oneway, 0);
       return;
     }
@@ -141,6 +154,20 @@ void WorkloadRunner::advance(int tid) {
 void WorkloadRunner::end_frame(int tid) {
   ThreadState& s = state(tid);
   const Frame frame = s.frames.back();
+  if (frame.local) {
+    s.frames.pop_back();
+    binder::CallRecord record;
+    record.started = frame.local_started;
+    record.finished = context_.engine.now();
+    record.caller_cpu = frame.local_cpu;
+    record.server_cpu = frame.local_cpu;
+    record.caller_policy = driver_.scheduler().task(tid).policy;
+    record.breakdown.service_ns = record.finished - record.started;
+    record_call(record);
+    ++s.frames.back().pc;
+    advance(tid);
+    return;
+  }
   if (frame.txn >= 0) {
     // A handler finished: reply (two-way) or free the oneway buffer; back to the read.
     s.frames.pop_back();
@@ -228,6 +255,12 @@ void WorkloadRunner::on_transaction(int tid, int txn) {
 }
 
 void WorkloadRunner::on_reply(int tid, const binder::CallRecord& record) {
+  record_call(record);
+  ++state(tid).frames.back().pc;
+  advance(tid);
+}
+
+void WorkloadRunner::record_call(const binder::CallRecord& record) {
   const std::int64_t latency = record.finished - record.started;
   const auto cls = record.caller_policy == sched::Policy::kFifo ? stats::SchedClass::kFifo
                                                                 : stats::SchedClass::kOther;
@@ -236,8 +269,6 @@ void WorkloadRunner::on_reply(int tid, const binder::CallRecord& record) {
   result_.tier(cls, tier).record(latency);
   result_.tier_breakdown(cls, tier) += record.breakdown;
   ++result_.completed;
-  ++state(tid).frames.back().pc;
-  advance(tid);
 }
 
 void WorkloadRunner::on_oneway_sent(int tid) {

@@ -258,6 +258,8 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     scenario.seed = static_cast<std::uint64_t>(seed->as_int(0, std::int64_t{1} << 53));
   }
   // Bounded before the conversion to nanoseconds, which must not overflow int64.
+  if (auto report = reader.optional("report"))
+    scenario.report = report->as_enum({"binder-throughput"});
   const auto time_limit = reader.optional("time_limit_s");
   const double time_limit_s = time_limit ? time_limit->as_number(1e-9, 1e6) : 3600.0;
   scenario.time_limit_ns = std::max<std::int64_t>(1, static_cast<std::int64_t>(time_limit_s * 1e9));

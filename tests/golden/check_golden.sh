@@ -21,7 +21,7 @@ if [[ ! -f "$GOLDEN" ]]; then
   exit 1
 fi
 if ! "$BIN" run "$ROOT/scenarios/$SCENARIO.json" --selector "$SELECTOR" \
-  --set "clients.0.iterations=$ITERATIONS" --out "$TMP/result.json" >"$TMP/run.out" 2>&1; then
+  --set "clients.*.iterations=$ITERATIONS" --out "$TMP/result.json" >"$TMP/run.out" 2>&1; then
   echo "FAIL  bindersim run $SCENARIO --selector $SELECTOR:"
   cat "$TMP/run.out"
   exit 1

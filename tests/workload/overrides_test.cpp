@@ -50,11 +50,24 @@ TEST(OverrideTest, PathsWalkObjectsAndArraysAndCreateMissingKeys) {
   EXPECT_EQ(doc["kernel"]["placement"], "mainline");
 }
 
+TEST(OverrideTest, StarAppliesTheRestOfThePathToEveryArrayElement) {
+  // clients.*.iterations sets every client's iterations; other keys are untouched.
+  nlohmann::json doc = {{"clients", {{{"iterations", 10}, {"name", "a"}}, {{"iterations", 20}}}}};
+  apply_overrides(doc, {parse_override("clients.*.iterations=5")});
+  EXPECT_EQ(doc["clients"][0]["iterations"], 5);
+  EXPECT_EQ(doc["clients"][1]["iterations"], 5);
+  EXPECT_EQ(doc["clients"][0]["name"], "a");
+  // "*" as the last part replaces each element.
+  nlohmann::json list = {{"xs", {1, 2, 3}}};
+  apply_overrides(list, {parse_override("xs.*=0")});
+  EXPECT_EQ(list["xs"], nlohmann::json({0, 0, 0}));
+}
+
 TEST(OverrideTest, BadIndicesAndScalarsOnThePathAreErrors) {
   nlohmann::json doc = {{"clients", {{{"iterations", 10}}}}, {"seed", 1}};
   EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("clients.1.iterations=5")}); }),
             "--set clients.1.iterations=5: \"1\" is not an index of the 1-element array "
-            "\"clients\"");
+            "\"clients\" (or * for every element)");
   EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("seed.x=5")}); }),
             "--set seed.x=5: \"x\" is below a value that is neither an object nor an array");
 }

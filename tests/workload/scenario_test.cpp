@@ -262,7 +262,7 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
   EXPECT_EQ(error_after([](auto& s) { s["descripton"] = "typo"; }),
             kFile +
                 ": /descripton: unknown key (did you mean \"description\"?); valid keys: "
-                "background, clients, description, kernel, name, processes, schema, seed, "
+                "background, clients, description, kernel, name, processes, report, schema, seed, "
                 "source, time_limit_s, topology");
   EXPECT_EQ(
       error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),

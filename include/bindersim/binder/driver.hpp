@@ -158,6 +158,7 @@ class Driver final : public sched::TaskOwner,
 
   const Transaction& transaction(int id) const { return txns_[static_cast<std::size_t>(id)]; }
   int process_of(int tid) const;
+  const sched::Scheduler& scheduler() const { return sched_; }
   int num_processes() const { return static_cast<int>(procs_.size()); }
   // Looper threads of a process, in creation order.
   const std::vector<int>& loopers(int proc) const;

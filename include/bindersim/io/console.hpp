@@ -19,6 +19,16 @@ namespace bindersim::io {
 // deterministic.
 void print_tier_table(const stats::RunResult& result, std::ostream& out);
 
+// binderThroughputTest's summary of a run of `workers` worker processes: "iterations per sec"
+// as the tool computes it (calls x workers / clients / elapsed: twice the true rate in pair
+// mode, where half the workers only serve), average / worst / best in ms, and 50/90/95/99%
+// both as true percentiles and as the older tool's 128-bucket histogram midpoints (buckets of
+// 50 ms / 128 = 0.390625 ms).
+void print_binder_throughput(const stats::RunResult& result, int workers, int clients,
+                             std::ostream& out);
+// Midpoint of the older binderThroughputTest's histogram bucket that holds quantile q.
+std::int64_t legacy_bucket_midpoint_ns(const stats::Histogram& latency, double q);
+
 // Several runs side by side, one column per run headed by its selector: seed, completed
 // calls, throughput, latency mean/p50/p99, every tier's share and mean, selection decisions,
 // nudges and counters. Fixed-width and deterministic; prints nothing for an empty span.

@@ -18,6 +18,9 @@ class PeltSignal {
  public:
   // Advances the average to `now`, with the state it had since the last update.
   void update(SimTime now, bool active, double ceiling);
+  // The same with the decay factor pelt_decay(now - last_update()) already known (signals
+  // updated together share it).
+  void advance(SimTime now, double keep, bool active, double ceiling);
   // The value the average would have at `now` if inactive since the last update.
   double decayed_value(SimTime now) const;
   double value() const { return value_; }

@@ -267,6 +267,18 @@ class Scheduler final : public engine::EventHandler {
   std::uint64_t newidle_pulls_ = 0;
   std::uint64_t balance_pulls_ = 0;
   std::uint64_t frequency_changes_ = 0;
+  bool compute_overutilized() const;
+  mutable SimTime overutilized_at_ = engine::kNever;  // when overutilized_ was computed
+  mutable bool overutilized_ = false;
+  // Per CPU: its fair and RT utilisation as of `at` (placement asks for them many times per
+  // wakeup); kNever when the run queue changed since.
+  struct UtilMemo {
+    SimTime at = engine::kNever;
+    double fair = 0;
+    double rt = 0;
+  };
+  mutable std::vector<UtilMemo> util_memo_;
+  const UtilMemo& util_memo(int cpu) const;
 };
 
 }  // namespace bindersim::sched

@@ -19,9 +19,10 @@ struct Override {
 // objects, quoted strings) and as a plain string otherwise. Bad syntax is a ConfigError.
 Override parse_override(const std::string& text);
 
-// Applies `overrides` to the document in order. A path that runs into a missing array index
-// or through a value that is neither object nor array is a ConfigError naming the --set; a
-// missing object key is created, and the strict scenario parser then rejects it if it is
+// Applies `overrides` to the document in order. "*" in place of an array index applies the
+// rest of the path to every element (clients.*.iterations=100). A path that runs into a missing
+// array index or through a value that is neither object nor array is a ConfigError naming the
+// --set; a missing object key is created, and the strict scenario parser then rejects it if it is
 // not a valid key.
 void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides);
 

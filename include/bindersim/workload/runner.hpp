@@ -41,6 +41,11 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
     int node_proc = -1;
     int node = -1;
     int rng = 0;  // index into rngs_: the client's stream, or the node's
+    // A local call: a two-way call to the caller's own process runs the node's handler on the
+    // calling thread (BBinder::transact, no driver), started at this time on this CPU.
+    bool local = false;
+    engine::SimTime local_started = 0;
+    int local_cpu = -1;
   };
   // What the thread's current user-code segment is.
   enum class Mode : std::uint8_t {
@@ -65,6 +70,7 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
   void advance(int tid);  // runs the step at the top frame's pc, or ends the frame
   void end_frame(int tid);
   void spawn_helper(int tid);
+  void record_call(const binder::CallRecord& record);
 
   engine::SimContext& context_;
   binder::Driver& driver_;

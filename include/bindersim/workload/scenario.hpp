@@ -104,6 +104,9 @@ struct Scenario {
   std::string topology;  // name or path
   std::uint64_t seed = 1;
   std::int64_t time_limit_ns = 0;  // stop the simulation here even if clients are not done
+  // Extra report printed beside bindersim's: "" or "binder-throughput" (binderThroughputTest's
+  // own terms).
+  std::string report;
   KernelSpec kernel;
   std::vector<ProcessSpec> processes;
   std::vector<ClientSpec> clients;
