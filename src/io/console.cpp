@@ -22,22 +22,8 @@ constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
 constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
     stats::Tier::kSameCore, stats::Tier::kSameCluster, stats::Tier::kCrossCluster};
 
-// Labels as the published table writes them.
-std::string_view class_label(stats::SchedClass c) {
-  return c == stats::SchedClass::kFifo ? "SCHED_FIFO" : "SCHED_OTHER";
-}
-
-std::string_view tier_label(stats::Tier t) {
-  switch (t) {
-    case stats::Tier::kSameCore:
-      return "same core";
-    case stats::Tier::kSameCluster:
-      return "same cluster";
-    case stats::Tier::kCrossCluster:
-      return "cross cluster";
-  }
-  return "?";
-}
+using stats::tier_label;
+std::string_view class_label(stats::SchedClass c) { return stats::sched_class_label(c); }
 
 // 1234567 -> "1,234,567".
 std::string grouped(std::uint64_t n) {

@@ -83,21 +83,9 @@ svg.chart .marker{stroke:var(--bg);stroke-width:1}
 .dash-1{stroke-dasharray:7 3}.dash-2{stroke-dasharray:2 3}.dash-3{stroke-dasharray:9 3 2 3}
 )css";
 
-std::string_view class_title(stats::SchedClass c) {
-  return c == stats::SchedClass::kFifo ? "SCHED_FIFO" : "SCHED_OTHER";
-}
+std::string_view class_title(stats::SchedClass c) { return stats::sched_class_label(c); }
 
-std::string_view tier_title(stats::Tier t) {
-  switch (t) {
-    case stats::Tier::kSameCore:
-      return "same core";
-    case stats::Tier::kSameCluster:
-      return "same cluster";
-    case stats::Tier::kCrossCluster:
-      return "cross cluster";
-  }
-  return "";
-}
+std::string_view tier_title(stats::Tier t) { return stats::tier_label(t); }
 
 std::string fill_class(std::size_t colour) { return "fill-" + std::to_string(colour % kPalette); }
 

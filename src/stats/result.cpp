@@ -13,6 +13,22 @@ std::string_view sched_class_name(SchedClass c) {
   return {};
 }
 
+std::string_view sched_class_label(SchedClass c) {
+  return c == SchedClass::kFifo ? "SCHED_FIFO" : "SCHED_OTHER";
+}
+
+std::string_view tier_label(Tier t) {
+  switch (t) {
+    case Tier::kSameCore:
+      return "same core";
+    case Tier::kSameCluster:
+      return "same cluster";
+    case Tier::kCrossCluster:
+      return "cross cluster";
+  }
+  return "?";
+}
+
 std::string_view tier_name(Tier t) {
   switch (t) {
     case Tier::kSameCore:

@@ -21,6 +21,9 @@ inline constexpr std::size_t kNumTiers = 3;
 
 std::string_view sched_class_name(SchedClass c);  // "sched_fifo", "sched_other"
 std::string_view tier_name(Tier t);               // "same_core", "same_cluster", "cross_cluster"
+// Labels as the published schd-dbg table writes them: "SCHED_FIFO", "same core", ...
+std::string_view sched_class_label(SchedClass c);
+std::string_view tier_label(Tier t);
 
 // Hardware-style counters over the whole run, as simpleperf stat counts them.
 struct Counters {
