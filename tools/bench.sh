@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# End-to-end speed and memory of `bindersim run` on the shipped scenarios: the median of
+# several runs' wall time, with calls/s, events/s and peak RSS.
+#
+#   tools/bench.sh                 each scenario 3 times
+#   tools/bench.sh --runs 5
+#   tools/bench.sh --memory        also peak RSS at 10,000 vs 1,000,000 schd-dbg iterations
+#
+# Uses build/bindersim (BINDERSIM_BUILD_DIR to change) and GNU time (/usr/bin/time).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${BINDERSIM_BUILD_DIR:-$root/build}/bindersim"
+runs=3
+memory=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --runs) runs="$2"; shift 2 ;;
+    --memory) memory=1; shift ;;
+    -h|--help) sed -n 2,10p "$0"; exit 0 ;;
+    *) echo "tools/bench.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[[ -x "$bin" ]] || { echo "tools/bench.sh: no $bin (run tools/setup.sh)" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "tools/bench.sh: needs GNU time (apt-get install time)" >&2; exit 2; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# One run: prints "wall_s rss_kb calls events".
+measure() {
+  /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run "$@" >"$tmp/out" 2>/dev/null
+  local calls events
+  calls=$(sed -n '1s/.* | \([0-9,]*\) calls | .*/\1/p' "$tmp/out" | tr -d ,)
+  events=$(sed -n 's/^simulated .* s, \([0-9]*\) events in .*/\1/p' "$tmp/out")
+  echo "$(cat "$tmp/time") $calls $events"
+}
+
+# Median wall time of $runs runs, with that run's figures.
+bench() {
+  local label="$1"
+  shift
+  for ((i = 0; i < runs; ++i)); do measure "$@"; done | sort -n | sed -n "$(((runs + 1) / 2))p" |
+    awk -v label="$label" '{ printf "%-28s %8.2f s %12.0f calls/s %8.2f M events/s %8.1f MB\n",
+      label, $1, ($1 > 0 ? $3 / $1 : 0), ($1 > 0 ? $4 / $1 / 1e6 : 0), $2 / 1024 }'
+}
+
+echo "bindersim $("$bin" --version | cut -d' ' -f2) on $(nproc) CPU(s), $(uname -m); median of $runs"
+printf '%-28s %10s %18s %17s %11s\n' scenario wall calls/s events/s "peak RSS"
+export BINDERSIM_DATA_DIR="$root"
+bench "schd-dbg (10,000 iter.)" "$root/scenarios/schd-dbg.json"
+bench "sync-wakeup (2,000 iter.)" "$root/scenarios/sync-wakeup.json"
+bench "binder-throughput (8x100k)" "$root/scenarios/binder-throughput.json"
+if [[ $memory -eq 1 ]]; then
+  bench "schd-dbg 10,000 iter." "$root/scenarios/schd-dbg.json" --set 'clients.*.iterations=10000'
+  bench "schd-dbg 1,000,000 iter." "$root/scenarios/schd-dbg.json" \
+    --set 'clients.*.iterations=1000000'
+fi
