@@ -320,16 +320,25 @@ void Scheduler::account_progress(int cpu) {
   update_min_vruntime(cpu);
 }
 
-// Re-times the running segment of `cpu` from now.
+// Re-times the running segment of `cpu` from now. When the pending completion event already
+// fires at the new time for the same task it stays: no superseded event is left in the queue.
 void Scheduler::rearm(int cpu) {
   RunQueue& r = q(cpu);
-  ++r.generation;
-  if (r.curr < 0) return;
-  account_progress(cpu);
-  r.segment_start = now();
+  if (r.curr >= 0) {
+    account_progress(cpu);
+    r.segment_start = now();
+  }
+  if (r.curr < 0 || !t(r.curr).has_segment) {
+    ++r.generation;
+    r.done_at = engine::kNever;
+    return;
+  }
   const Task& task = t(r.curr);
-  if (!task.has_segment) return;
   const SimTime done = now() + task.overhead_ns + scaled_ns(task.work_ref_ns, cpu);
+  if (done == r.done_at && r.done_tid == r.curr) return;
+  ++r.generation;
+  r.done_at = done;
+  r.done_tid = r.curr;
   context_.engine.schedule(done, target_, kWorkDone, static_cast<std::uint32_t>(cpu), r.generation);
 }
 
@@ -674,6 +683,7 @@ void Scheduler::go_idle(int cpu) {
   r.curr = -1;
   r.idle_since = now();
   ++r.generation;
+  r.done_at = engine::kNever;
   // Idle governor: the deepest state whose minimum residency fits the mean of the recent
   // idle durations.
   SimTime sum = 0;
@@ -957,6 +967,7 @@ void Scheduler::on_event(const engine::Event& event) {
   switch (event.kind) {
     case kWorkDone: {
       if (event.arg != r.generation || r.curr < 0) return;  // stale: re-timed since
+      r.done_at = engine::kNever;
       account_progress(cpu);
       const int tid = r.curr;
       Task& task = t(tid);

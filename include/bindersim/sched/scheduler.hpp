@@ -86,6 +86,8 @@ struct RunQueue {
   std::vector<int> fair;  // queued (not running) fair tasks
   std::int64_t min_vruntime = 0;
   std::uint64_t generation = 0;         // bumped whenever the running segment is re-timed
+  SimTime done_at = engine::kNever;     // when the pending completion event fires (kNever: none)
+  int done_tid = -1;                    // for which task
   SimTime segment_start = 0;            // progress of curr's segment is accounted up to here
   SimTime available_at = 0;             // exiting idle or waiting for an IPI until then
   SimTime resched_at = engine::kNever;  // pending reschedule event
