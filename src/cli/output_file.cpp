@@ -9,6 +9,19 @@
 namespace bindersim::cli {
 
 void write_file_atomically(const std::string& path, const std::string& content) {
+  // A path that exists and is not a regular file (/dev/null, a FIFO, a terminal) is written in
+  // place: renaming over it would replace the device or pipe with a file.
+  std::error_code status_error;
+  const auto status = std::filesystem::status(path, status_error);
+  if (!status_error && std::filesystem::exists(status) &&
+      !std::filesystem::is_regular_file(status)) {
+    std::ofstream file(path, std::ios::binary);
+    if (!file) throw ConfigError(path + ": cannot write file");
+    file << content;
+    file.flush();
+    if (!file) throw ConfigError(path + ": write failed");
+    return;
+  }
   const std::string temporary = path + ".tmp";
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);

@@ -217,6 +217,19 @@ else
   fail "topology show of a bad topology: exit 2, one line, nothing on stdout" "exit $rc"
 fi
 
+# --- --out to something that is not a regular file --------------------------------------------
+# A FIFO (like /dev/null or a terminal) is written in place, never renamed over.
+mkfifo "$TMP/pipe"
+cat "$TMP/pipe" >"$TMP/from-pipe" &
+reader=$!
+run run "$SCENARIO" --set 'clients.*.iterations=20' --out "$TMP/pipe"
+wait "$reader"
+if [[ $rc -eq 0 && -p "$TMP/pipe" ]] && grep -q '"schema"' "$TMP/from-pipe"; then
+  pass "--out to a FIFO writes through it and leaves it a FIFO"
+else
+  fail "--out to a FIFO writes through it and leaves it a FIFO" "exit $rc"
+fi
+
 # --- command dispatch ------------------------------------------------------------------------
 run frobnicate
 if [[ $rc -eq 2 ]] && grep -q 'unknown command "frobnicate"' "$TMP/err"; then
