@@ -5,6 +5,7 @@
 #include "bindersim/common/error.hpp"
 #include "bindersim/cost/cost_model.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "bindersim/trace/tracer.hpp"
 
 namespace bindersim::binder {
 
@@ -143,6 +144,10 @@ void Driver::call(int tid, int target_proc, int node, std::int64_t payload_bytes
   const auto& costs = context_.topology.costs();
   // A buffer received earlier is freed with this write (libbinder batches BC_FREE_BUFFER).
   const std::int64_t free = t.free_pending ? costs.binder_free_ref_ns : 0;
+  if (auto* tracer = context_.tracer) {
+    if (t.free_pending) tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
+    tracer->binder_command(sched_, tid, trace::BinderCommand::kTransaction);
+  }
   t.free_pending = false;
   // The send path ends with the wakeup of the target (try_to_wake_up in the sender's context).
   begin_kernel(tid, Phase::kSend, costs.binder_send_ref_ns + costs.wakeup_ref_ns + free);
@@ -156,6 +161,9 @@ void Driver::reply(int tid, std::int64_t payload_bytes) {
   Transaction& answered = txns_[static_cast<std::size_t>(t.stack.back())];
   BSIM_CHECK(!answered.oneway && answered.from_tid != tid);
   answered.payload_bytes = payload_bytes;
+  if (auto* tracer = context_.tracer) {
+    tracer->binder_command(sched_, tid, trace::BinderCommand::kReply);
+  }
   const auto& costs = context_.topology.costs();
   begin_kernel(tid, Phase::kReply, costs.binder_send_ref_ns + costs.wakeup_ref_ns);
 }
@@ -164,6 +172,9 @@ void Driver::finish_oneway(int tid) {
   Thread& t = th(tid);
   BSIM_CHECK(t.pending < 0 && !t.stack.empty() &&
              txns_[static_cast<std::size_t>(t.stack.back())].oneway);
+  if (auto* tracer = context_.tracer) {
+    tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
+  }
   const int id = t.stack.back();
   t.stack.pop_back();
   free_buffer(tid, id);
@@ -222,9 +233,13 @@ void Driver::do_transaction(int tid) {
     if (node.async_in_flight) {
       ++counters_.oneway_parked;
       node.async_todo.push_back(id);  // parked: no wakeup
+      if (auto* tracer = context_.tracer) tracer->binder_transaction(sched_, id, x, -1);
     } else {
       node.async_in_flight = true;
       deliver(id, /*sync_wakeup=*/false, tid);
+    }
+    if (auto* tracer = context_.tracer) {
+      tracer->binder_return(sched_, tid, trace::BinderReturn::kTransactionComplete);
     }
     t.phase = Phase::kUser;
     userspace_->on_oneway_sent(tid);
@@ -267,6 +282,9 @@ int Driver::select_thread(int proc, int caller_cpu, bool sync, int* preferred_cp
   request.caller_cpu = caller_cpu;
   request.sync = sync;
   const selectors::Selection selection = selector_.select(request, *this);
+  if (auto* tracer = context_.tracer) {
+    tracer->binder_select(sched_, selector_.name(), request, selection);
+  }
   *preferred_cpu = -1;
   if (!selection.index) return -1;
   const int tid = scratch_[*selection.index].tid;
@@ -283,6 +301,7 @@ void Driver::deliver(int txn_id, bool sync_wakeup, int waker_tid) {
     target = select_thread(x.to_proc, x.caller_cpu, sync_wakeup, &preferred);
     if (target >= 0) th(target).preferred_cpu = preferred;
   }
+  if (auto* tracer = context_.tracer) tracer->binder_transaction(sched_, txn_id, x, target);
   if (target < 0) {
     ++counters_.proc_todo_queued;
     procs_[static_cast<std::size_t>(x.to_proc)].todo.push_back(txn_id);  // no looper is woken
@@ -308,6 +327,9 @@ void Driver::wake_thread(int tid, bool sync, int waker_tid) {
   BSIM_CHECK(t.phase == Phase::kIdle || t.phase == Phase::kWaitReply);
   // The CTABS nudge is applied only on a sync wakeup, and cleared on every wakeup.
   if (sync && t.preferred_cpu >= 0) {
+    if (auto* tracer = context_.tracer) {
+      tracer->binder_nudge(sched_, waker_tid, tid, sched_.task(tid).wake_cpu, t.preferred_cpu);
+    }
     sched_.task_for_update(tid).wake_cpu = t.preferred_cpu;
     ++counters_.nudges_applied;
   }
@@ -383,6 +405,7 @@ void Driver::take_work(int tid, int txn_id) {
   Thread& t = th(tid);
   Transaction& x = txns_[static_cast<std::size_t>(txn_id)];
   t.pending = txn_id;
+  if (auto* tracer = context_.tracer) tracer->binder_transaction_received(sched_, tid, txn_id, x);
   SPDLOG_LOGGER_DEBUG(context_.binder_log,
                       "[{} ns] thread {} takes {} {} from {} (caller cpu {}) on cpu {}",
                       sched_.now(), tid, x.is_reply ? "reply" : "transaction", txn_id, x.from_tid,
@@ -500,11 +523,16 @@ void Driver::do_reply(int tid) {
   r.payload_cpu = sched_.task(tid).cpu;
   r.from_parent = call_id;  // the call this reply answers
   ++counters_.replies;
+  if (auto* tracer = context_.tracer) tracer->binder_transaction(sched_, reply_id, r, client);
   th(client).todo.push_back(reply_id);
   if (is_waiting(th(client).phase)) wake_thread(client, /*sync=*/true, tid);
   // The server restores its own priority after waking the client, then frees the request's
   // buffer (BC_FREE_BUFFER) on its way back to the read.
   restore_priority(tid, txns_[static_cast<std::size_t>(call_id)]);
+  if (auto* tracer = context_.tracer) {
+    tracer->binder_return(sched_, tid, trace::BinderReturn::kTransactionComplete);
+    tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
+  }
   begin_kernel(tid, Phase::kReturnToRead, context_.topology.costs().binder_free_ref_ns);
 }
 
@@ -588,6 +616,9 @@ void Driver::maybe_spawn(int proc, int spawner_tid) {
   p.requested_threads = 1;
   ++p.spawned;
   ++counters_.spawn_requests;
+  if (auto* tracer = context_.tracer) {
+    tracer->binder_return(sched_, spawner_tid, trace::BinderReturn::kSpawnLooper);
+  }
   // Userspace creates the thread (spawnPooledThread); it registers after thread_spawn_ns.
   context_.engine.schedule(sched_.now() + context_.topology.costs().thread_spawn_ns, target_,
                            kSpawnLooper, static_cast<std::uint32_t>(proc),
@@ -619,6 +650,13 @@ void Driver::on_work_done(int tid) {
       deliver_to_user(tid);
       return;
     case Phase::kRegister: {
+      if (auto* tracer = context_.tracer) {
+        const bool is_main =
+            t.proc >= 0 && tid == procs_[static_cast<std::size_t>(t.proc)].loopers.front();
+        tracer->binder_command(
+            sched_, tid,
+            is_main ? trace::BinderCommand::kEnterLooper : trace::BinderCommand::kRegisterLooper);
+      }
       if (t.proc >= 0 && t.tid != procs_[static_cast<std::size_t>(t.proc)].loopers.front()) {
         procs_[static_cast<std::size_t>(t.proc)].requested_threads = 0;
       }

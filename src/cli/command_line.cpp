@@ -1,5 +1,10 @@
 #include "command_line.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
 #include <ostream>
 
 namespace bindersim::cli {
@@ -34,6 +39,62 @@ std::vector<workload::Override> set_overrides(const po::variables_map& vm) {
     }
   }
   return overrides;
+}
+
+namespace {
+
+// The display appears after this long, and is redrawn at most this often.
+constexpr std::chrono::milliseconds kProgressDelay{1000};
+constexpr std::chrono::milliseconds kProgressInterval{250};
+constexpr std::size_t kProgressWidth = 79;
+
+}  // namespace
+
+ProgressLine::ProgressLine(std::ostream& err)
+    : err_(err),
+      enabled_(&err == &std::cerr && isatty(STDERR_FILENO) == 1),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
+
+bool ProgressLine::due() {
+  if (!enabled_) return false;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - start_ < kProgressDelay || (shown_ && now - last_ < kProgressInterval)) return false;
+  last_ = now;
+  return true;
+}
+
+void ProgressLine::show(const std::string& text) {
+  // Carriage return, the text, then erase to the end of the line (ECMA-48 EL).
+  err_ << '\r' << text.substr(0, kProgressWidth) << "\x1b[K" << std::flush;
+  shown_ = true;
+}
+
+void ProgressLine::clear() {
+  if (!shown_) return;
+  err_ << "\r\x1b[K" << std::flush;
+  shown_ = false;
+}
+
+double ProgressLine::elapsed_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+std::string group_digits(std::uint64_t value) {
+  const std::string digits = std::to_string(value);
+  std::string grouped;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  return grouped;
+}
+
+std::string format_eta(double seconds) {
+  const auto total = static_cast<std::uint64_t>(std::llround(std::max(0.0, seconds)));
+  const std::uint64_t minutes = total / 60;
+  const std::uint64_t rest = total % 60;
+  return std::to_string(minutes) + (rest < 10 ? ":0" : ":") + std::to_string(rest);
 }
 
 }  // namespace bindersim::cli

@@ -1,8 +1,10 @@
-// Command-line plumbing shared by the subcommands: option parsing, one-line usage errors and
-// the repeatable --set option.
+// Command-line plumbing shared by the subcommands: option parsing, one-line usage errors, the
+// repeatable --set option and the progress line of long runs.
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -26,5 +28,38 @@ bool parse_options(const std::string& command, const std::vector<std::string>& a
 // The overrides of the repeatable --set KEY=VALUE option, in the order given (none when the
 // option is absent). A malformed one is a ConfigError.
 std::vector<workload::Override> set_overrides(const boost::program_options::variables_map& vm);
+
+// A one-line progress display for commands that can run for seconds. It draws only when `err`
+// is the process's standard error and that is a terminal; then not before a second has passed,
+// and at most four times a second. Nothing is ever written to a file or a pipe, so output and
+// results are the same with or without it. Not thread-safe: one thread draws.
+class ProgressLine {
+ public:
+  explicit ProgressLine(std::ostream& err);
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() { clear(); }
+
+  bool enabled() const { return enabled_; }
+  // True when a redraw is due; the caller then builds its text and calls show().
+  bool due();
+  // Replaces the line with `text` (shortened to the terminal's usual 79 columns).
+  void show(const std::string& text);
+  // Erases the line if one is shown.
+  void clear();
+  // Wall-clock seconds since construction.
+  double elapsed_s() const;
+
+ private:
+  std::ostream& err_;
+  bool enabled_ = false;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+// Formats for progress lines: 1234567 -> "1,234,567"; an ETA of 75.2 s -> "1:15".
+std::string group_digits(std::uint64_t value);
+std::string format_eta(double seconds);
 
 }  // namespace bindersim::cli

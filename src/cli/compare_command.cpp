@@ -4,10 +4,12 @@
 #include <atomic>
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -48,7 +50,8 @@ constexpr const char* kCompareUsage =
     "with --vary, one per (selector, value), the value applied as one more --set KEY=VALUE.\n"
     "Seeds: the scenario's seed S and the next ones, S, S+1, ..., S+N-1, the same for every\n"
     "column, so the columns are compared on the same random draws. Every (column, seed) is an\n"
-    "independent run; --jobs only changes how many run at once, never the output.\n"
+    "independent run; --jobs only changes how many run at once, never the output. On a\n"
+    "terminal, a comparison that lasts more than a second shows its progress on stderr.\n"
     "\n"
     "examples:\n"
     "  bindersim compare scenarios/schd-dbg.json --selectors fifo,ctabs,ctabs-nudge --seeds 5\n"
@@ -109,6 +112,22 @@ struct ColumnPlan {
   workload::Scenario scenario;
   std::unique_ptr<const topology::Topology> topology;  // read by every run of the column
   sim::RunOptions options;
+};
+
+// How far each job has come, in thousandths, for the progress line: written by the job's
+// thread, read by the thread that draws.
+class JobProgress final : public sim::ProgressSink {
+ public:
+  explicit JobProgress(std::atomic<std::uint32_t>& permille) : permille_(permille) {}
+  void on_progress(const sim::Progress& p) override {
+    if (p.calls_expected == 0) return;
+    const std::uint64_t done = p.calls_done * 1000 / p.calls_expected;
+    permille_.store(static_cast<std::uint32_t>(std::min<std::uint64_t>(done, 999)),
+                    std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<std::uint32_t>& permille_;
 };
 
 // What a job keeps of its run: the result JSON and the metrics (a RunResult holds megabytes
@@ -231,12 +250,20 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     std::vector<JobOutput> outputs(num_jobs);
     std::vector<std::exception_ptr> failures(num_jobs);
     std::atomic<std::size_t> next_job{0};
+    // Progress (drawn only on a terminal): each job's share done, and the jobs finished.
+    ProgressLine progress_line(err);
+    std::vector<std::atomic<std::uint32_t>> job_permille(num_jobs);
+    std::mutex jobs_mutex;
+    std::condition_variable job_finished;
+    std::size_t jobs_done = 0;
     const auto worker = [&] {
       for (std::size_t i = next_job.fetch_add(1); i < num_jobs; i = next_job.fetch_add(1)) {
         try {
           const ColumnPlan& plan = plans[i / num_seeds];
           sim::RunOptions run_options = plan.options;
           run_options.seed = report.seeds[i % num_seeds];
+          JobProgress progress(job_permille[i]);
+          if (progress_line.enabled()) run_options.progress = &progress;
           const stats::RunResult result =
               sim::run(plan.scenario, *plan.topology, registry, run_options);
           outputs[i].result = io::result_to_json(result);
@@ -244,6 +271,31 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         } catch (...) {
           failures[i] = std::current_exception();
         }
+        job_permille[i].store(1000, std::memory_order_relaxed);
+        const std::lock_guard<std::mutex> lock(jobs_mutex);
+        ++jobs_done;
+        job_finished.notify_one();
+      }
+    };
+    // Redraws the progress line until every job is done.
+    const auto watch = [&] {
+      std::unique_lock<std::mutex> lock(jobs_mutex);
+      while (jobs_done < num_jobs) {
+        job_finished.wait_for(lock, std::chrono::milliseconds(250));
+        if (jobs_done == num_jobs || !progress_line.due()) continue;
+        std::uint64_t permille = 0;
+        for (const auto& job : job_permille) permille += job.load(std::memory_order_relaxed);
+        const double done =
+            static_cast<double>(permille) / (1000.0 * static_cast<double>(num_jobs));
+        const double elapsed = progress_line.elapsed_s();
+        std::string text =
+            fmt::format("compare: {} of {} runs done | {:.0f}%", jobs_done, num_jobs, 100 * done);
+        if (done > 0) {
+          text += fmt::format(" | {:.1f} runs/s | ETA {}",
+                              done * static_cast<double>(num_jobs) / elapsed,
+                              format_eta(elapsed * (1 - done) / done));
+        }
+        progress_line.show(text);
       }
     };
     const std::size_t num_threads = std::min(jobs, std::max<std::size_t>(num_jobs, 1));
@@ -259,7 +311,9 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         for (std::thread& thread : threads) thread.join();
         throw;
       }
+      if (progress_line.enabled()) watch();
       for (std::thread& thread : threads) thread.join();
+      progress_line.clear();
     }
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

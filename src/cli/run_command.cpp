@@ -1,11 +1,16 @@
 // `bindersim run`: simulate one scenario under one selector.
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/io/console.hpp"
@@ -13,6 +18,7 @@
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/sim/simulation.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "bindersim/trace/ftrace_writer.hpp"
 #include "bindersim/workload/scenario.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
@@ -26,14 +32,94 @@ namespace {
 constexpr const char* kRunUsage =
     "usage: bindersim run SCENARIO [--selector NAME] [--placement NAME] [--seed N]\n"
     "                     [--set KEY=VALUE]... [--out FILE] [--log-level LEVEL]\n"
+    "                     [--trace FILE [--trace-window START:END]]\n"
     "       bindersim run --list-selectors\n"
     "\n"
     "Simulates SCENARIO (a file, or a name in scenarios/) and prints its latency tiers.\n"
+    "With --trace, also writes the run as kernel ftrace text (sched, cpu_idle, cpu_frequency,\n"
+    "binder events and the selector's decisions): open it in ui.perfetto.dev with \"Open trace\n"
+    "file\" (docs/trace.md). On a terminal, runs longer than a second show their progress on\n"
+    "stderr.\n"
     "\n"
     "examples:\n"
     "  bindersim run scenarios/schd-dbg.json --selector ctabs --out ctabs.json\n"
     "  bindersim run schd-dbg --selector ctabs-nudge --seed 7\n"
-    "  bindersim run schd-dbg --set clients.0.iterations=1000 --set kernel.selector=ctabs\n";
+    "  bindersim run schd-dbg --set clients.0.iterations=1000 --set kernel.selector=ctabs\n"
+    "  bindersim run schd-dbg --selector ctabs --trace ctabs.trace --trace-window 1:1.05\n";
+
+// A file written while the run goes on: into "<path>.tmp" beside `path`, renamed over it once
+// complete (as write_file_atomically() does for whole contents); removed if the run fails, so
+// no partial file is left. A path that exists and is not a regular file (/dev/null, a FIFO) is
+// written directly: renaming over it would replace the device.
+class StreamedFile {
+ public:
+  explicit StreamedFile(std::string path) : path_(std::move(path)) {
+    std::error_code error;
+    const auto status = std::filesystem::status(path_, error);
+    direct_ =
+        !error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+    temporary_ = direct_ ? path_ : path_ + ".tmp";
+    stream_.open(temporary_, std::ios::binary | std::ios::trunc);
+    if (!stream_) throw ConfigError(path_ + ": cannot write file");
+  }
+  StreamedFile(const StreamedFile&) = delete;
+  StreamedFile& operator=(const StreamedFile&) = delete;
+  ~StreamedFile() {
+    if (committed_ || direct_) return;
+    stream_.close();
+    std::remove(temporary_.c_str());
+  }
+
+  std::ostream& stream() { return stream_; }
+
+  // Completes the file; failure is a ConfigError naming the path (and the file is removed).
+  void commit() {
+    stream_.flush();
+    if (!stream_) throw ConfigError(path_ + ": write failed");
+    stream_.close();
+    committed_ = true;
+    if (direct_) return;
+    std::error_code error;
+    std::filesystem::rename(temporary_, path_, error);
+    if (error) {
+      committed_ = false;  // the destructor removes the temporary
+      throw ConfigError(path_ + ": cannot write file: " + error.message());
+    }
+  }
+
+ private:
+  std::string path_;
+  std::string temporary_;
+  std::ofstream stream_;
+  bool direct_ = false;  // writing to a device or FIFO in place
+  bool committed_ = false;
+};
+
+// Draws a run's progress: simulated time, calls done (of those expected), rate and ETA.
+class RunProgress final : public sim::ProgressSink {
+ public:
+  explicit RunProgress(ProgressLine& line) : line_(line) {}
+  void on_progress(const sim::Progress& p) override {
+    if (!line_.due()) return;
+    const double elapsed = line_.elapsed_s();
+    const double rate = elapsed > 0 ? static_cast<double>(p.calls_done) / elapsed : 0.0;
+    std::string text =
+        fmt::format("{:.3f} s simulated | {}", static_cast<double>(p.simulated_ns) / 1e9,
+                    group_digits(p.calls_done));
+    if (p.calls_expected > 0 && p.calls_done <= p.calls_expected) {
+      const double done = static_cast<double>(p.calls_done) / static_cast<double>(p.calls_expected);
+      text += fmt::format("/{} calls ({:.0f}%) | {}/s", group_digits(p.calls_expected), 100 * done,
+                          group_digits(static_cast<std::uint64_t>(rate)));
+      if (done > 0) text += " | ETA " + format_eta(elapsed * (1 - done) / done);
+    } else {
+      text += fmt::format(" calls | {}/s", group_digits(static_cast<std::uint64_t>(rate)));
+    }
+    line_.show(text);
+  }
+
+ private:
+  ProgressLine& line_;
+};
 
 }  // namespace
 
@@ -47,7 +133,11 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "placement", po::value<std::string>(), "wakeup placement policy: mainline")(
       "seed", po::value<std::uint64_t>(), "random seed (default: the scenario's)")(
       "out,o", po::value<std::string>(), "write the result JSON to FILE")(
-      "list-selectors", "list the selectors and exit")(
+      "trace", po::value<std::string>(),
+      "write the run as ftrace text to FILE (open it in ui.perfetto.dev)")(
+      "trace-window", po::value<std::string>(),
+      "with --trace: only START:END, in seconds of simulated time, either side optional "
+      "(e.g. 2.5:3)")("list-selectors", "list the selectors and exit")(
       "log-level", po::value<std::string>(),
       "log level of the model's decisions on stderr: warn (default), info, debug")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -66,7 +156,14 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     return 0;
   }
   if (!vm.count("scenario")) return usage_error(err, "run", "missing SCENARIO");
+  if (vm.count("trace-window") && !vm.count("trace")) {
+    return usage_error(err, "run", "--trace-window needs --trace FILE");
+  }
   try {
+    std::optional<trace::TraceWindow> window;
+    if (vm.count("trace-window")) {
+      window = trace::parse_trace_window(vm["trace-window"].as<std::string>());
+    }
     const auto scenario = workload::load_scenario(
         vm["scenario"].as<std::string>(), data_dir() / "scenarios", registry, set_overrides(vm));
     const auto topology =
@@ -89,10 +186,32 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       run_options.log_level = level;
     }
 
+    // The trace streams into its file while the run goes on; it is renamed into place only
+    // once the run is complete.
+    std::unique_ptr<StreamedFile> trace_file;
+    std::unique_ptr<trace::FtraceWriter> tracer;
+    if (vm.count("trace")) {
+      trace_file = std::make_unique<StreamedFile>(vm["trace"].as<std::string>());
+      const std::string title =
+          fmt::format("bindersim {}: scenario {}, topology {}, selector {}, placement {}, seed {}",
+                      BINDERSIM_VERSION, scenario.name, topology.name(),
+                      run_options.selector.value_or(scenario.kernel.selector),
+                      run_options.placement.value_or(scenario.kernel.placement),
+                      run_options.seed.value_or(scenario.seed));
+      tracer = std::make_unique<trace::FtraceWriter>(trace_file->stream(), topology,
+                                                     window.value_or(trace::TraceWindow{}), title);
+      run_options.tracer = tracer.get();
+    }
+    ProgressLine progress_line(err);
+    RunProgress progress(progress_line);
+    if (progress_line.enabled()) run_options.progress = &progress;
+
     const auto wall_start = std::chrono::steady_clock::now();
     const stats::RunResult result = sim::run(scenario, topology, registry, run_options);
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    progress_line.clear();
+    if (trace_file) trace_file->commit();
 
     if (vm.count("out")) {
       std::ostringstream json;
@@ -113,6 +232,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
         << " events in " << wall_s << " s wall (" << std::setprecision(2)
         << (wall_s > 0 ? static_cast<double>(result.events) / wall_s / 1e6 : 0.0)
         << " M events/s)\n";
+    if (tracer) {
+      out << "trace: " << tracer->lines() << " events written to " << vm["trace"].as<std::string>()
+          << "\n";
+    }
     return 0;
   } catch (const ConfigError& error) {
     err << "bindersim: " << error.what() << "\n";

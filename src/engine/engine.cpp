@@ -27,6 +27,13 @@ void Engine::schedule(SimTime time, std::uint16_t target, std::uint16_t kind, st
   queue_.push(time, target, kind, id, arg);
 }
 
+void Engine::set_progress(ProgressHook* hook, std::uint64_t every_events) {
+  BSIM_CHECK(hook == nullptr || every_events > 0);
+  progress_ = hook;
+  progress_every_ = every_events;
+  progress_at_ = hook != nullptr ? dispatched_ + every_events : UINT64_MAX;
+}
+
 void Engine::run(SimTime until) {
   stopped_ = false;
   while (!stopped_ && !queue_.empty() && queue_.top().time <= until) {
@@ -38,6 +45,10 @@ void Engine::run(SimTime until) {
                                          (std::uint64_t{event.kind} << 32) | event.id);
     fingerprint_ = mix(fingerprint_, event.arg);
     handlers_[event.target]->on_event(event);
+    if (dispatched_ == progress_at_) [[unlikely]] {
+      progress_at_ += progress_every_;
+      progress_->on_progress(now_, dispatched_);
+    }
   }
 }
 

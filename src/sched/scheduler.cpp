@@ -7,6 +7,7 @@
 #include "bindersim/cost/cost_model.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "bindersim/trace/tracer.hpp"
 
 namespace bindersim::sched {
 namespace {
@@ -89,6 +90,7 @@ int Scheduler::create_task(const TaskParams& params) {
   task.util.set(0, now());
   task.runnable.set(0, now());
   cost_.add_task(tid, params.working_set_bytes);
+  if (auto* tracer = context_.tracer) tracer->task_created(*this, tid);
   return tid;
 }
 
@@ -400,6 +402,7 @@ void Scheduler::place_on_cpu(Task& task, int cpu) {
   if (task.cpu != cpu) {
     update_pelt(task);
     if (task.cpu >= 0) {
+      if (auto* tracer = context_.tracer) tracer->sched_migrate(*this, task.tid, cpu);
       ++migrations_;
       if (!task.is_rt()) task.vruntime += q(cpu).min_vruntime - q(task.cpu).min_vruntime;
       detach_signals(task);
@@ -431,6 +434,7 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   Task& task = t(tid);
   BSIM_CHECK_MSG(task.state == TaskState::kSleeping, "wake of a task that is not sleeping");
   BSIM_CHECK_MSG(task.has_segment, "a task must have work when it is woken");
+  if (auto* tracer = context_.tracer) tracer->sched_waking(*this, tid, ctx);
   update_pelt(task);
   const int prev = task.wake_cpu >= 0 ? task.wake_cpu : std::max(ctx.waker_cpu, 0);
   int cpu = placement_.select_cpu(*this, tid, prev, ctx);
@@ -464,6 +468,7 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   task.pending_ipi = 0;
   task.pending_idle_exit = 0;
   enqueue(cpu, tid);
+  if (auto* tracer = context_.tracer) tracer->sched_wakeup(*this, tid, ctx);
   update_pelt(task);
   check_preempt(cpu, tid, ctx.waker_cpu);
   update_frequency(context_.topology.cluster_of(cpu));
@@ -555,6 +560,7 @@ void Scheduler::switch_in(int cpu, int tid) {
   RunQueue& r = q(cpu);
   Task& task = t(tid);
   update_pelt(task);
+  if (auto* tracer = context_.tracer) tracer->sched_switch(*this, cpu, tid);
   r.curr = tid;
   task.state = TaskState::kRunning;
   task.exec_start = now();
@@ -694,6 +700,7 @@ void Scheduler::go_idle(int cpu) {
   for (std::size_t i = 0; i < states.size(); ++i) {
     if (states[i].min_residency_ns <= predicted) r.idle_state = static_cast<int>(i);
   }
+  if (auto* tracer = context_.tracer) tracer->cpu_idle(*this, cpu);
 }
 
 // --- fair time slices ------------------------------------------------------------------------
@@ -776,6 +783,7 @@ void Scheduler::switch_out(int tid, TaskState state) {
   Task& task = t(tid);
   BSIM_CHECK_MSG(task.state == TaskState::kRunning, "only the running task can block or exit");
   const int cpu = task.cpu;
+  if (auto* tracer = context_.tracer) tracer->sched_block(*this, tid, state == TaskState::kDead);
   account_progress(cpu);
   sync_rq_signals(cpu);
   task.state = state;
@@ -902,6 +910,7 @@ void Scheduler::apply_frequency(int cluster, int opp) {
   f.opp = opp;
   refresh_speeds(cluster);
   ++frequency_changes_;
+  if (auto* tracer = context_.tracer) tracer->cpu_frequency(*this, cluster);
   for (int cpu : cpus) {
     if (q(cpu).curr >= 0) rearm(cpu);
   }

@@ -1,6 +1,7 @@
 #include "bindersim/sim/simulation.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include "bindersim/binder/driver.hpp"
 #include "bindersim/cost/cost_model.hpp"
@@ -9,6 +10,7 @@
 #include "bindersim/sched/scheduler.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "bindersim/trace/tracer.hpp"
 #include "bindersim/workload/runner.hpp"
 
 namespace bindersim::sim {
@@ -43,7 +45,60 @@ stats::SchedulerStats scheduler_stats(const sched::Scheduler& scheduler) {
   return out;
 }
 
+// Calls one run of `steps` completes, handlers' nested calls included; negative when the
+// handlers nest deeper than `depth` allows.
+double calls_of(const workload::Scenario& scenario, const workload::Steps& steps, int depth) {
+  if (depth < 0) return -1;
+  double calls = 0;
+  for (const workload::Step& step : steps) {
+    if (step.op == workload::Step::Op::kThread && step.steps) {
+      const double inner = calls_of(scenario, *step.steps, depth);
+      if (inner < 0) return -1;
+      calls += inner;
+    } else if (step.op == workload::Step::Op::kCall && !step.target.processes.empty()) {
+      double handled = 0;
+      for (const int proc : step.target.processes) {
+        const auto& nodes = scenario.processes[static_cast<std::size_t>(proc)].nodes;
+        if (static_cast<std::size_t>(step.target.node) >= nodes.size()) continue;
+        const double inner = calls_of(
+            scenario, nodes[static_cast<std::size_t>(step.target.node)].handler, depth - 1);
+        if (inner < 0) return -1;
+        handled += inner;
+      }
+      calls +=
+          (step.oneway ? 0.0 : 1.0) + handled / static_cast<double>(step.target.processes.size());
+    }
+  }
+  return calls;
+}
+
+// Hands the engine's progress reports to a ProgressSink, with the calls completed so far.
+class ProgressAdapter final : public engine::ProgressHook {
+ public:
+  ProgressAdapter(ProgressSink& sink, const stats::RunResult& result, std::uint64_t expected)
+      : sink_(sink), result_(result), expected_(expected) {}
+  void on_progress(engine::SimTime now, std::uint64_t events) override {
+    sink_.on_progress(Progress{now, events, result_.completed, expected_});
+  }
+
+ private:
+  ProgressSink& sink_;
+  const stats::RunResult& result_;
+  std::uint64_t expected_;
+};
+
 }  // namespace
+
+std::uint64_t expected_calls(const workload::Scenario& scenario) {
+  constexpr int kMaxDepth = 16;
+  double total = 0;
+  for (const workload::ClientSpec& client : scenario.clients) {
+    const double per_iteration = calls_of(scenario, client.iteration, kMaxDepth);
+    if (per_iteration < 0) return 0;
+    total += per_iteration * static_cast<double>(client.iterations);
+  }
+  return static_cast<std::uint64_t>(std::llround(total));
+}
 
 stats::RunResult run(const workload::Scenario& scenario, const topology::Topology& topology,
                      const selectors::SelectorRegistry& registry, const RunOptions& options) {
@@ -59,6 +114,7 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   auto placement = sched::make_placement(result.placement);
 
   engine::SimContext context(topology, result.seed);
+  context.tracer = options.tracer;
   context.set_log_level(spdlog::level::from_str(options.log_level));
   selector->set_logger(context.binder_log);
   cost::CostModel cost(topology);
@@ -68,8 +124,16 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   binder::Driver driver(context, scheduler, cost, *selector, kernel);
   workload::WorkloadRunner runner(context, driver, scenario, result);
 
+  std::optional<ProgressAdapter> progress;
+  if (options.progress != nullptr) {
+    progress.emplace(*options.progress, result, expected_calls(scenario));
+    context.engine.set_progress(&*progress, kProgressEvents);
+  }
+
+  if (options.tracer != nullptr) options.tracer->begin(scheduler);
   runner.start();
   context.engine.run(scenario.time_limit_ns);
+  if (options.tracer != nullptr) options.tracer->end(scheduler);
 
   result.simulated_ns = context.engine.now();
   result.clients_finished = runner.finished();

@@ -12,6 +12,9 @@
 namespace bindersim::topology {
 class Topology;
 }
+namespace bindersim::trace {
+class Tracer;
+}
 
 namespace bindersim::engine {
 
@@ -25,6 +28,9 @@ struct SimContext {
   std::shared_ptr<spdlog::logger> sched_log;
   std::shared_ptr<spdlog::logger> binder_log;
   std::shared_ptr<spdlog::logger> workload_log;
+  // Receives the scheduler's and the binder driver's trace events; nullptr (the default) when
+  // the run is not traced. Not owned.
+  trace::Tracer* tracer = nullptr;
 
   // Sets the level of every layer's logger ("warn" by default; "debug" traces decisions).
   void set_log_level(spdlog::level::level_enum level) const;

@@ -16,6 +16,15 @@ class EventHandler {
   virtual void on_event(const Event& event) = 0;
 };
 
+// Told every so many dispatched events while the engine runs, to show progress. It only reads:
+// it must not schedule events or change the model, so that a run with and without it follows
+// the same trajectory.
+class ProgressHook {
+ public:
+  virtual ~ProgressHook() = default;
+  virtual void on_progress(SimTime now, std::uint64_t events_dispatched) = 0;
+};
+
 // Runs events in (time, sequence) order and hashes every dispatched event into a fingerprint:
 // two runs with equal fingerprints followed the same trajectory.
 class Engine {
@@ -35,6 +44,10 @@ class Engine {
   // Makes run() return after the current event.
   void stop() { stopped_ = true; }
 
+  // Calls `hook` after every `every_events` dispatched events (nullptr: never). The check is one
+  // comparison per event; the fingerprint does not see it.
+  void set_progress(ProgressHook* hook, std::uint64_t every_events);
+
   std::uint64_t events_dispatched() const { return dispatched_; }
   std::uint64_t fingerprint() const { return fingerprint_; }
   std::size_t pending() const { return queue_.size(); }
@@ -47,6 +60,9 @@ class Engine {
   bool stopped_ = false;
   std::uint64_t dispatched_ = 0;
   std::uint64_t fingerprint_ = 0xcbf29ce484222325ULL;
+  ProgressHook* progress_ = nullptr;
+  std::uint64_t progress_every_ = 0;
+  std::uint64_t progress_at_ = UINT64_MAX;  // dispatched_ count of the next call
 };
 
 }  // namespace bindersim::engine
