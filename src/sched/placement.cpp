@@ -265,18 +265,13 @@ double GkiPlacement::compute_energy(const Scheduler& sched, int cluster, int tid
   const auto& topology = sched.topology();
   const auto& cpus = topology.cluster_cpus(cluster);
   const auto scale_cpu = static_cast<double>(topology.capacity(cpus.front()));
-  const double rt_min = std::min<double>(sched.tunables().rt_uclamp_min, scale_cpu);
   double max_util = 0;
   double sum_util = 0;
   for (int cpu : cpus) {
     const double util = cpu_util_next(sched, cpu, tid, dst_cpu) + sched.cpu_util_rt(cpu);
     sum_util += std::min(util, scale_cpu);  // effective_cpu_util(ENERGY_UTIL)
-    double freq_util = util;                // effective_cpu_util(FREQUENCY_UTIL) with uclamp
-    if (!sched.rq(cpu).rt.empty() ||
-        (sched.rq(cpu).curr >= 0 && sched.task(sched.rq(cpu).curr).is_rt())) {
-      freq_util = std::max(freq_util, rt_min);
-    }
-    max_util = std::max(max_util, std::min(freq_util, scale_cpu));
+    // effective_cpu_util(FREQUENCY_UTIL) with uclamp, as schedutil would see it.
+    max_util = std::max(max_util, sched.frequency_util(cpu, util));
   }
   return em_cpu_energy(topology.frequency_domain(cluster), max_util, sum_util, scale_cpu);
 }

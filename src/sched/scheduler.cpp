@@ -186,12 +186,14 @@ void Scheduler::refresh_speeds(int cluster) {
   }
 }
 
-double Scheduler::cpu_frequency_util(int cpu) const {
+double Scheduler::frequency_util(int cpu, double util) const {
   const double capacity = context_.topology.capacity(cpu);
-  double util = std::min(cpu_util(cpu), capacity);
+  util = std::min(util, capacity);
   if (rt_runnable(cpu)) util = std::max(util, std::min<double>(tunables_.rt_uclamp_min, capacity));
   return util;
 }
+
+double Scheduler::cpu_frequency_util(int cpu) const { return frequency_util(cpu, cpu_util(cpu)); }
 
 bool Scheduler::overutilized() const {
   // Asked several times per wakeup: remembered until the time or any run queue changes.

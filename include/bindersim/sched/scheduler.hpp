@@ -178,6 +178,8 @@ class Scheduler final : public engine::EventHandler {
   // The utilisation schedutil uses for `cpu`: fair + RT, capped at the capacity, and raised to
   // rt_uclamp_min while an RT task is runnable there.
   double cpu_frequency_util(int cpu) const;
+  // The same clamping for a utilisation `util` the CPU would have (placement's estimates).
+  double frequency_util(int cpu, double util) const;
   // The root domain is overutilised: some CPU's fair utilisation exceeds 80% of capacity_of().
   bool overutilized() const;
   // Load balancing is active: not when the energy-aware placement has an energy model and the
