@@ -188,6 +188,127 @@ TEST_F(Sa8155pTest, SharedFetchIsTheL3AndPrivateBytesTheL2) {
   EXPECT_EQ(topology_.private_cache_bytes(0), 128 * 1024);
 }
 
+// The shipped SM8850 (Snapdragon 8 Elite Gen 5): 6 performance + 2 prime Oryon cores, each
+// cluster with its own shared L2, both behind one system cache.
+class Sm8850Test : public ::testing::Test {
+ protected:
+  Sm8850Test()
+      : raw_(read_json(kTopologiesDir / "sm8850.json")),
+        topology_(Topology::load("sm8850", kTopologiesDir)) {}
+
+  nlohmann::json raw_;
+  Topology topology_;
+};
+
+TEST_F(Sm8850Test, LoadsTwoClustersOfSixAndTwoCpus) {
+  // The device tree's cpu-map: cluster0 = CPUs 0-5, cluster1 = CPUs 6-7.
+  EXPECT_EQ(topology_.name(), "sm8850");
+  ASSERT_EQ(topology_.num_cpus(), 8);
+  ASSERT_EQ(topology_.num_clusters(), 2);
+  EXPECT_EQ(topology_.cluster_cpus(0), (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(topology_.cluster_cpus(1), (std::vector<int>{6, 7}));
+  for (int cpu = 0; cpu < 8; ++cpu) {
+    EXPECT_EQ(topology_.cluster_of(cpu), cpu <= 5 ? 0 : 1) << "cpu" << cpu;
+  }
+  EXPECT_EQ(topology_.cpu(0).cluster_name, "performance");
+  EXPECT_EQ(topology_.cpu(7).cluster_name, "prime");
+}
+
+TEST_F(Sm8850Test, PrimeClusterHasTheHighestCapacity) {
+  // 1792 x 3628.8 MHz against 1894 x 4608 MHz: 763 for the performance cores, 1024 for prime.
+  for (int cpu = 0; cpu <= 5; ++cpu) EXPECT_EQ(topology_.capacity(cpu), 763) << "cpu" << cpu;
+  for (int cpu = 6; cpu <= 7; ++cpu) EXPECT_EQ(topology_.capacity(cpu), 1024) << "cpu" << cpu;
+  EXPECT_LT(topology_.cpu(0).max_freq_khz, topology_.cpu(6).max_freq_khz);
+  EXPECT_LT(topology_.cpu(0).capacity_dmips_mhz, topology_.cpu(6).capacity_dmips_mhz);
+}
+
+TEST_F(Sm8850Test, EveryClusterHasIdleStatesAndAscendingOperatingPoints) {
+  ASSERT_TRUE(topology_.has_energy_model());
+  for (int cluster = 0; cluster < topology_.num_clusters(); ++cluster) {
+    // WFI and at least one deeper state, getting deeper.
+    const std::vector<IdleState>& idle =
+        topology_.cpu(topology_.cluster_cpus(cluster)[0]).idle_states;
+    ASSERT_GE(idle.size(), 2u) << "cluster " << cluster;
+    EXPECT_EQ(idle.front().name, "wfi");
+    for (std::size_t i = 1; i < idle.size(); ++i) {
+      EXPECT_GT(idle[i].exit_latency_ns, idle[i - 1].exit_latency_ns);
+      EXPECT_GT(idle[i].min_residency_ns, idle[i - 1].min_residency_ns);
+    }
+    // Operating points rise in frequency and power and end at the cluster's maximum.
+    const std::vector<Opp>& opps = topology_.frequency_domain(cluster).opps;
+    ASSERT_GE(opps.size(), 2u) << "cluster " << cluster;
+    for (std::size_t i = 1; i < opps.size(); ++i) {
+      EXPECT_GT(opps[i].freq_khz, opps[i - 1].freq_khz);
+      EXPECT_GT(opps[i].power, opps[i - 1].power);
+    }
+    EXPECT_EQ(opps.back().freq_khz, topology_.cpu(topology_.cluster_cpus(cluster)[0]).max_freq_khz);
+    EXPECT_GT(topology_.frequency_domain(cluster).transition_latency_ns, 0);
+  }
+  // A prime core at full speed draws more than a performance core at full speed.
+  EXPECT_GT(topology_.frequency_domain(1).opps.back().power,
+            topology_.frequency_domain(0).opps.back().power);
+}
+
+TEST_F(Sm8850Test, ClustersMeetInTheirL2AndAcrossClustersInTheSystemCache) {
+  // Within a cluster the nearest common level is the cluster's L2; across clusters the SLC.
+  EXPECT_EQ(topology_.nearest_common_vertex(0, 5), vertex_named(topology_, "l2-performance"));
+  EXPECT_EQ(topology_.nearest_common_vertex(7, 6), vertex_named(topology_, "l2-prime"));
+  EXPECT_EQ(topology_.nearest_common_vertex(2, 6), vertex_named(topology_, "slc"));
+  EXPECT_GT(topology_.transfer_ns_per_line(2, 6), topology_.transfer_ns_per_line(2, 3));
+  EXPECT_TRUE(topology_.shares_cache(0, 7));
+  // The only private level is the L1, so a working set keeps 96 KiB warm per CPU.
+  for (int cpu = 0; cpu < topology_.num_cpus(); ++cpu) {
+    EXPECT_EQ(topology_.private_cache_bytes(cpu), 96 * 1024) << "cpu" << cpu;
+  }
+}
+
+// Collects the JSON pointers of objects that hold a number but no non-empty "source". Operating
+// points (the "opps" of a cpufreq object) are covered by their cpufreq's source, which the format
+// gives them instead of one each.
+void find_unsourced(const nlohmann::json& node, const std::string& pointer, bool covered,
+                    std::vector<std::string>& out) {
+  if (node.is_array()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      find_unsourced(node[i], pointer + "/" + std::to_string(i), false, out);
+    }
+    return;
+  }
+  if (!node.is_object()) return;
+  const auto source = node.find("source");
+  const bool own =
+      source != node.end() && source->is_string() && !source->get<std::string>().empty();
+  bool has_number = false;
+  for (const auto& [key, value] : node.items()) has_number = has_number || value.is_number();
+  if (has_number && !own && !covered) out.push_back(pointer);
+  for (const auto& [key, value] : node.items()) {
+    const std::string child = pointer + "/" + key;
+    if (key == "opps" && value.is_array() && own) {
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        find_unsourced(value[i], child + "/" + std::to_string(i), true, out);
+      }
+    } else {
+      find_unsourced(value, child, false, out);
+    }
+  }
+}
+
+TEST_F(Sm8850Test, EveryObjectWithNumbersCarriesASource) {
+  std::vector<std::string> unsourced;
+  find_unsourced(raw_, "", false, unsourced);
+  EXPECT_EQ(unsourced, std::vector<std::string>{});
+  // The check itself finds objects whose source was removed or emptied, operating points
+  // included once their cpufreq has none.
+  nlohmann::json edited = raw_;
+  edited["shared_caches"][2].erase("source");
+  edited["clusters"][1]["cpufreq"]["source"] = "";
+  unsourced.clear();
+  find_unsourced(edited, "", false, unsourced);
+  EXPECT_THAT(unsourced, ::testing::Contains("/shared_caches/2"));
+  EXPECT_THAT(unsourced, ::testing::Contains("/clusters/1/cpufreq"));
+  EXPECT_THAT(unsourced, ::testing::Contains("/clusters/1/cpufreq/opps/0"));
+  EXPECT_EQ(unsourced.size(), 2 + raw_["clusters"][1]["cpufreq"]["opps"].size());
+}
+
 // Two clusters of two CPUs, each cluster with its own L3; all four share the LLCC.
 constexpr const char* kSplitL3 = R"({
   "schema": "bindersim.topology/1",
