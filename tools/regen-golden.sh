@@ -15,7 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BINDERSIM_BUILD_DIR:-$root/build}"
 iterations=1000
 cases=("schd-dbg fifo" "schd-dbg ctabs" "schd-dbg ctabs-nudge" "sync-wakeup fifo"
-       "binder-throughput fifo" "binder-throughput-pair fifo")
+       "binder-throughput fifo" "binder-throughput-pair fifo" "alloc-contention fifo")
 
 cmake --build "$build" --target bindersim
 export BINDERSIM_DATA_DIR="$root"

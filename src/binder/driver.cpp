@@ -13,9 +13,18 @@ using sched::Policy;
 
 Driver::Driver(engine::SimContext& context, sched::Scheduler& sched, cost::CostModel& cost,
                selectors::Selector& selector, KernelOptions options)
-    : context_(context), sched_(sched), cost_(cost), selector_(selector), options_(options) {
+    : context_(context),
+      sched_(sched),
+      cost_(cost),
+      selector_(selector),
+      options_(options),
+      locks_(context, sched, *this) {
   target_ = context_.engine.add_handler(*this);
   sched_.set_owner(*this);
+  alloc_stats_.lock = std::string(lock_kind_name(options_.alloc_lock));
+  alloc_stats_.pages_installed_locked =
+      options_.alloc_lock == LockKind::kMutex && options_.install_pages_locked;
+  if (options_.memory_pressure.scan_interval_ns > 0) start_shrinker();
 }
 
 bool Driver::is_waiting(Phase phase) { return phase == Phase::kIdle || phase == Phase::kWaitReply; }
@@ -37,8 +46,11 @@ std::vector<int> Driver::waiting_threads(int proc) const {
 
 int Driver::create_process(const ProcessConfig& config) {
   const int id = static_cast<int>(procs_.size());
-  Process proc;
-  proc.config = config;
+  Process proc(config);
+  proc.alloc_lock = locks_.add(options_.alloc_lock, alloc_stats_.alloc_lock);
+  if (options_.alloc_lock == LockKind::kSpinlock) {
+    proc.page_lock = locks_.add(LockKind::kMutex, alloc_stats_.page_lock);
+  }
   if (proc.config.nodes.empty()) proc.config.nodes.push_back(NodeConfig{"service", true, 19});
   for (const auto& node : proc.config.nodes) proc.nodes.push_back(Node{node, false, {}});
   procs_.push_back(std::move(proc));
@@ -142,15 +154,21 @@ void Driver::call(int tid, int target_proc, int node, std::int64_t payload_bytes
   x.client_start = sched_.task(tid).times;
   t.pending = id;
   const auto& costs = context_.topology.costs();
-  // A buffer received earlier is freed with this write (libbinder batches BC_FREE_BUFFER).
-  const std::int64_t free = t.free_pending ? costs.binder_free_ref_ns : 0;
   if (auto* tracer = context_.tracer) {
     if (t.free_pending) tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
     tracer->binder_command(sched_, tid, trace::BinderCommand::kTransaction);
   }
+  begin_path(tid, Phase::kSend);
+  // A buffer received earlier is freed with this write (libbinder batches BC_FREE_BUFFER).
+  if (t.free_pending) add_free(tid, t.proc, t.free_buffer);
   t.free_pending = false;
-  // The send path ends with the wakeup of the target (try_to_wake_up in the sender's context).
-  begin_kernel(tid, Phase::kSend, costs.binder_send_ref_ns + costs.wakeup_ref_ns + free);
+  t.free_buffer = -1;
+  // The send path allocates the buffer in the target process and ends with the wakeup of the
+  // target (try_to_wake_up in the sender's context).
+  add_work(tid, costs.binder_send_ref_ns - costs.binder_alloc_locked_ref_ns);
+  add_allocation(tid, target_proc, payload_bytes, oneway);
+  add_work(tid, costs.wakeup_ref_ns);
+  run_path(tid);
 }
 
 void Driver::reply(int tid, std::int64_t payload_bytes) {
@@ -165,7 +183,12 @@ void Driver::reply(int tid, std::int64_t payload_bytes) {
     tracer->binder_command(sched_, tid, trace::BinderCommand::kReply);
   }
   const auto& costs = context_.topology.costs();
-  begin_kernel(tid, Phase::kReply, costs.binder_send_ref_ns + costs.wakeup_ref_ns);
+  // The reply's buffer is allocated in the caller's process.
+  begin_path(tid, Phase::kReply);
+  add_work(tid, costs.binder_send_ref_ns - costs.binder_alloc_locked_ref_ns);
+  add_allocation(tid, th(answered.from_tid).proc, payload_bytes, false);
+  add_work(tid, costs.wakeup_ref_ns);
+  run_path(tid);
 }
 
 void Driver::finish_oneway(int tid) {
@@ -177,9 +200,12 @@ void Driver::finish_oneway(int tid) {
   }
   const int id = t.stack.back();
   t.stack.pop_back();
+  const int buffer = txns_[static_cast<std::size_t>(id)].buffer;
   free_buffer(tid, id);
   free_txn(id);
-  begin_kernel(tid, Phase::kReturnToRead, context_.topology.costs().binder_free_ref_ns);
+  begin_path(tid, Phase::kReturnToRead);
+  add_free(tid, t.proc, buffer);
+  run_path(tid);
 }
 
 void Driver::sleep(int tid, SimTime duration, std::int64_t then_work_ref_ns) {
@@ -225,6 +251,29 @@ void Driver::do_transaction(int tid) {
   x.caller_policy = caller.policy;
   x.caller_nice = caller.nice;
   x.caller_rt_priority = caller.rt_priority;
+  x.buffer = t.new_buffer;
+  t.new_buffer = -1;
+  if (t.alloc_failed) {
+    // BR_FAILED_REPLY: no buffer space in the target; nothing is delivered.
+    t.alloc_failed = false;
+    ++counters_.failed_sends;
+    const bool oneway = x.oneway;
+    free_txn(id);
+    t.phase = Phase::kUser;
+    if (oneway) {
+      userspace_->on_oneway_sent(tid, true);
+    } else {
+      CallRecord record;
+      record.started = x.started;
+      record.finished = sched_.now();
+      record.caller_cpu = x.caller_cpu;
+      record.caller_policy = x.caller_policy;
+      record.cookie = x.cookie;
+      record.failed = true;
+      userspace_->on_reply(tid, record);
+    }
+    return;
+  }
   ++counters_.transactions;
   if (x.oneway) {
     ++counters_.oneway;
@@ -242,7 +291,7 @@ void Driver::do_transaction(int tid) {
       tracer->binder_return(sched_, tid, trace::BinderReturn::kTransactionComplete);
     }
     t.phase = Phase::kUser;
-    userspace_->on_oneway_sent(tid);
+    userspace_->on_oneway_sent(tid, false);
     return;
   }
   // Nested call: a thread of the target process earlier in this call chain gets it directly.
@@ -486,7 +535,8 @@ void Driver::deliver_to_user(int tid) {
     }
   }
   t.pending = -1;
-  t.free_pending = true;
+  t.free_buffer = x.buffer;
+  t.free_pending = x.buffer >= 0;
   free_txn(call_id);
   free_txn(id);
   userspace_->on_reply(tid, record);
@@ -514,6 +564,13 @@ void Driver::do_reply(int tid) {
   }
   const int client = txns_[static_cast<std::size_t>(call_id)].from_tid;
   const std::int64_t payload = txns_[static_cast<std::size_t>(call_id)].payload_bytes;
+  const int request_buffer = txns_[static_cast<std::size_t>(call_id)].buffer;
+  if (t.alloc_failed) {
+    // The reply found no space in the caller's process: counted; the caller still gets its
+    // answer (as BR_FAILED_REPLY would end its wait) without a buffer.
+    t.alloc_failed = false;
+    ++counters_.failed_sends;
+  }
   const int reply_id = alloc_txn();  // may grow the pool: take no references before this
   Transaction& r = txns_[static_cast<std::size_t>(reply_id)];
   r.is_reply = true;
@@ -522,6 +579,8 @@ void Driver::do_reply(int tid) {
   r.payload_bytes = payload;
   r.payload_cpu = sched_.task(tid).cpu;
   r.from_parent = call_id;  // the call this reply answers
+  r.buffer = th(tid).new_buffer;
+  th(tid).new_buffer = -1;
   ++counters_.replies;
   if (auto* tracer = context_.tracer) tracer->binder_transaction(sched_, reply_id, r, client);
   th(client).todo.push_back(reply_id);
@@ -533,7 +592,9 @@ void Driver::do_reply(int tid) {
     tracer->binder_return(sched_, tid, trace::BinderReturn::kTransactionComplete);
     tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
   }
-  begin_kernel(tid, Phase::kReturnToRead, context_.topology.costs().binder_free_ref_ns);
+  begin_path(tid, Phase::kReturnToRead);
+  add_free(tid, th(tid).proc, request_buffer);
+  run_path(tid);
 }
 
 // --- priorities ----------------------------------------------------------------------------
@@ -628,6 +689,22 @@ void Driver::maybe_spawn(int proc, int spawner_tid) {
 // --- scheduler callbacks and events --------------------------------------------------------
 
 void Driver::on_work_done(int tid) {
+  if (locks_.waiting(tid)) {
+    locks_.on_work_done(tid);
+    return;
+  }
+  if (!th(tid).program.empty()) {
+    run_path(tid);
+    return;
+  }
+  finish_phase(tid);
+}
+
+void Driver::on_switch(int tid, bool running) { locks_.on_switch(tid, running); }
+
+void Driver::on_lock_granted(int tid, int /*lock*/) { run_path(tid); }
+
+void Driver::finish_phase(int tid) {
   Thread& t = th(tid);
   switch (t.phase) {
     case Phase::kUser:
@@ -663,6 +740,14 @@ void Driver::on_work_done(int tid) {
       read(tid);
       return;
     }
+    case Phase::kShrinkStart:
+      scan_left_ = options_.memory_pressure.pages_per_scan;
+      scan_skipped_.assign(procs_.size(), false);
+      shrink_next(tid);
+      return;
+    case Phase::kShrink:
+      shrink_next(tid);
+      return;
     default:
       BSIM_CHECK_MSG(false, "work finished in a phase without work");
   }
@@ -682,9 +767,199 @@ void Driver::on_event(const engine::Event& event) {
       sched_.wake(tid, sched::WakeContext{});
       return;
     }
+    case kShrinkTimer: {
+      const int tid = static_cast<int>(event.id);
+      th(tid).phase = Phase::kShrinkStart;
+      sched_.run(tid, 0);
+      sched_.wake(tid, sched::WakeContext{});
+      return;
+    }
     default:
       BSIM_CHECK_MSG(false, "unknown driver event");
   }
 }
+
+// --- kernel paths with allocator locks --------------------------------------------------------
+
+void Driver::begin_path(int tid, Phase phase) {
+  Thread& t = th(tid);
+  BSIM_CHECK(t.program.empty());
+  t.phase = phase;
+  t.next_step = 0;
+}
+
+void Driver::add_work(int tid, std::int64_t ref_ns) {
+  if (ref_ns > 0) th(tid).program.push_back(Step{Step::Kind::kWork, -1, -1, ref_ns, false});
+}
+
+// binder_alloc_new_buf(): the allocator lock, the best-fit search, then (for a buffer on pages
+// not yet resident) the page installation, inside the lock or after it (see allocate()).
+void Driver::add_allocation(int tid, int proc, std::int64_t bytes, bool async) {
+  const int lock = procs_[static_cast<std::size_t>(proc)].alloc_lock;
+  auto& program = th(tid).program;
+  program.push_back(Step{Step::Kind::kLock, proc, lock, 0, false});
+  program.push_back(
+      Step{Step::Kind::kWork, -1, -1, context_.topology.costs().binder_alloc_locked_ref_ns, false});
+  program.push_back(Step{Step::Kind::kAllocate, proc, lock, bytes, async});
+  program.push_back(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+}
+
+// BC_FREE_BUFFER: the path up to the lock, then binder_free_buf() under it.
+void Driver::add_free(int tid, int proc, int buffer) {
+  const auto& costs = context_.topology.costs();
+  add_work(tid, costs.binder_free_ref_ns - costs.binder_free_locked_ref_ns);
+  if (buffer < 0) return;  // nothing was allocated (a failed allocation)
+  const int lock = procs_[static_cast<std::size_t>(proc)].alloc_lock;
+  auto& program = th(tid).program;
+  program.push_back(Step{Step::Kind::kLock, proc, lock, 0, false});
+  program.push_back(Step{Step::Kind::kWork, -1, -1, costs.binder_free_locked_ref_ns, false});
+  program.push_back(Step{Step::Kind::kFree, proc, lock, buffer, false});
+  program.push_back(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+}
+
+// Runs the path's steps from `next_step` until one needs time (work, a lock wait), then, at
+// the end, the phase's action.
+void Driver::run_path(int tid) {
+  while (th(tid).next_step < th(tid).program.size()) {
+    Thread& t = th(tid);
+    const Step step = t.program[t.next_step++];
+    switch (step.kind) {
+      case Step::Kind::kWork:
+        if (step.value == 0) break;
+        sched_.run(tid, step.value);
+        return;
+      case Step::Kind::kLock:
+        if (!locks_.acquire(tid, step.lock)) return;  // on_lock_granted() goes on
+        break;
+      case Step::Kind::kUnlock:
+        if (locks_.release(tid, step.lock)) {
+          sched_.run(tid, context_.topology.costs().wakeup_ref_ns);  // wake_up_q()
+          return;
+        }
+        break;
+      case Step::Kind::kAllocate:
+        allocate(tid, step);
+        break;
+      case Step::Kind::kInstall: {
+        Process& p = procs_[static_cast<std::size_t>(step.proc)];
+        alloc_stats_.pages_installed +=
+            static_cast<std::uint64_t>(p.alloc.install_pages(static_cast<int>(step.value)));
+        break;
+      }
+      case Step::Kind::kFree:
+        procs_[static_cast<std::size_t>(step.proc)].alloc.free(static_cast<int>(step.value),
+                                                               ++lru_clock_);
+        break;
+      case Step::Kind::kReclaim:
+        procs_[static_cast<std::size_t>(step.proc)].alloc.reclaim_page(
+            static_cast<int>(step.value));
+        ++alloc_stats_.pages_reclaimed;
+        break;
+    }
+  }
+  Thread& t = th(tid);
+  t.program.clear();
+  t.next_step = 0;
+  finish_phase(tid);
+}
+
+// The best-fit allocation under the lock. Pages not yet resident are installed: with the
+// mutex of 6.1-era kernels right here, inside the lock; otherwise after the unlock (the next
+// step), under the page-installation mutex in the spinlock variant.
+void Driver::allocate(int tid, const Step& step) {
+  Process& p = procs_[static_cast<std::size_t>(step.proc)];
+  const Allocation a = p.alloc.allocate(step.value, 0, step.async);
+  Thread& t = th(tid);
+  if (!a.ok()) {
+    t.alloc_failed = true;
+    t.new_buffer = -1;
+    if (a.failure == AllocFailure::kNoAsyncSpace) {
+      ++alloc_stats_.failed_async_space;
+    } else {
+      ++alloc_stats_.failed_no_space;
+    }
+    return;
+  }
+  ++alloc_stats_.allocations;
+  t.new_buffer = a.buffer;
+  if (a.pages_to_install == 0) return;
+  const std::int64_t install_ref =
+      a.pages_to_install * context_.topology.costs().page_install_ref_ns;
+  std::vector<Step> install;
+  const bool locked = options_.alloc_lock == LockKind::kMutex && options_.install_pages_locked;
+  if (p.page_lock >= 0)
+    install.push_back(Step{Step::Kind::kLock, step.proc, p.page_lock, 0, false});
+  install.push_back(Step{Step::Kind::kWork, -1, -1, install_ref, false});
+  install.push_back(Step{Step::Kind::kInstall, step.proc, -1, a.buffer, false});
+  if (p.page_lock >= 0)
+    install.push_back(Step{Step::Kind::kUnlock, step.proc, p.page_lock, 0, false});
+  // The allocation step is followed by its unlock.
+  const std::size_t at = locked ? t.next_step : t.next_step + 1;
+  t.program.insert(t.program.begin() + static_cast<std::ptrdiff_t>(at), install.begin(),
+                   install.end());
+}
+
+// --- the shrinker ------------------------------------------------------------------------------
+
+void Driver::start_shrinker() {
+  sched::TaskParams params;
+  params.name = "kswapd0";
+  const int tid = sched_.create_task(params);
+  if (static_cast<std::size_t>(tid) >= threads_.size()) {
+    threads_.resize(static_cast<std::size_t>(tid) + 1);
+  }
+  th(tid) = Thread{};
+  th(tid).tid = tid;
+  th(tid).phase = Phase::kShrinkStart;
+  shrinker_tid_ = tid;
+  sched_.run(tid, 0);
+  sched_.wake_new(tid, -1);
+}
+
+// binder_alloc_free_page() over the LRU, oldest page first: a trylock of the page's allocator
+// (skipped on failure), then the unmap: under the mutex while holding it; in the spinlock
+// variant the page is only taken off the LRU under the lock and unmapped after it.
+void Driver::shrink_next(int tid) {
+  const auto& costs = context_.topology.costs();
+  while (scan_left_ > 0) {
+    int proc = -1;
+    LruPage oldest;
+    for (std::size_t i = 0; i < procs_.size(); ++i) {
+      if (scan_skipped_[i]) continue;
+      const auto page = procs_[i].alloc.oldest_lru_page();
+      if (page && (proc < 0 || page->stamp < oldest.stamp)) {
+        proc = static_cast<int>(i);
+        oldest = *page;
+      }
+    }
+    if (proc < 0) break;
+    --scan_left_;
+    const int lock = procs_[static_cast<std::size_t>(proc)].alloc_lock;
+    if (!locks_.try_acquire(tid, lock)) {
+      ++alloc_stats_.shrinker_skips;
+      scan_skipped_[static_cast<std::size_t>(proc)] = true;  // LRU_SKIP
+      continue;
+    }
+    begin_path(tid, Phase::kShrink);
+    auto& program = th(tid).program;
+    if (options_.alloc_lock == LockKind::kMutex) {
+      program.push_back(Step{Step::Kind::kWork, -1, -1, costs.page_reclaim_ref_ns, false});
+      program.push_back(Step{Step::Kind::kReclaim, proc, -1, oldest.page, false});
+      program.push_back(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+    } else {
+      program.push_back(Step{Step::Kind::kReclaim, proc, -1, oldest.page, false});
+      program.push_back(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+      program.push_back(Step{Step::Kind::kWork, -1, -1, costs.page_reclaim_ref_ns, false});
+    }
+    run_path(tid);
+    return;
+  }
+  th(tid).phase = Phase::kShrinkSleep;
+  sched_.block(tid);
+  context_.engine.schedule(sched_.now() + options_.memory_pressure.scan_interval_ns, target_,
+                           kShrinkTimer, static_cast<std::uint32_t>(tid));
+}
+
+stats::AllocatorStats Driver::allocator_stats() const { return alloc_stats_; }
 
 }  // namespace bindersim::binder

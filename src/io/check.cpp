@@ -356,6 +356,7 @@ ResultDocument read_result(const JsonDocument& document) {
   ObjectReader transactions(root.required("transactions"));
   doc.completed = read_uint(transactions.required("completed"));
   doc.per_second = read_non_negative(transactions.required("per_second"));
+  if (auto failed = transactions.optional("failed")) doc.failed = read_uint(*failed);
   transactions.finish();
 
   doc.latency = read_latency(root.required("latency"));
@@ -390,6 +391,7 @@ ResultDocument read_result(const JsonDocument& document) {
 
   // Scheduler statistics are informative: compared only by --exact (whole documents).
   static_cast<void>(root.optional("scheduler"));
+  static_cast<void>(root.optional("allocator"));
 
   ObjectReader provenance(root.required("provenance"));
   doc.version = provenance.required("version").as_string();

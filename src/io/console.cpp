@@ -67,6 +67,8 @@ std::string us_value(std::int64_t ns) {
   return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", magnitude / 1000, magnitude % 1000);
 }
 
+std::string us_text(std::int64_t ns) { return us_value(ns) + " us"; }
+
 // The breakdown block: one row per class × tier with calls, mean per call of every part in
 // microseconds. Nothing when no tier has calls.
 void print_breakdown(const stats::RunResult& result, std::ostream& out) {
@@ -137,6 +139,32 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
       "new-idle {}, balance {}\n",
       sched.governor, freqs, grouped(sched.frequency_changes), grouped(result.counters.migrations),
       grouped(sched.newidle_pulls), grouped(sched.balance_pulls));
+  print_allocator(result, out);
+}
+
+void print_allocator(const stats::RunResult& result, std::ostream& out) {
+  const stats::AllocatorStats& a = result.allocator;
+  if (a.allocations == 0 && result.failed_calls == 0) return;  // no binder buffer was asked for
+  out << fmt::format(
+      "allocator: {} lock, pages installed {} ({}), reclaimed {} (shrinker skips {}) | failed "
+      "sends {} (no space {}, no async space {})\n",
+      a.lock, grouped(a.pages_installed), a.pages_installed_locked ? "under the lock" : "unlocked",
+      grouped(a.pages_reclaimed), grouped(a.shrinker_skips), grouped(result.failed_calls),
+      grouped(a.failed_no_space), grouped(a.failed_async_space));
+  const auto lock_line = [&out](std::string_view name, const stats::LockStats& l) {
+    if (l.acquisitions == 0) return;
+    out << fmt::format(
+        "{}: {} acquisitions, contended {} | wait p50 {} p99 {} | hold mean {} p99 {} | spin {} "
+        "| sleeps {}, handoffs {} | owner preempted {} ({}), inversions {} ({})\n",
+        name, grouped(l.acquisitions), percent(l.contended_share()),
+        us_text(l.wait_ns.percentile(0.50)), us_text(l.wait_ns.percentile(0.99)),
+        us_text(l.hold_ns.mean_rounded()), us_text(l.hold_ns.percentile(0.99)),
+        ms(static_cast<double>(l.spin_ns)), grouped(l.sleeps), grouped(l.handoffs),
+        grouped(l.owner_preempted), ms(static_cast<double>(l.owner_preempted_ns)),
+        grouped(l.inversions), ms(static_cast<double>(l.inversion_ns)));
+  };
+  lock_line("alloc lock", a.alloc_lock);
+  lock_line("page lock", a.page_lock);
 }
 
 std::int64_t legacy_bucket_midpoint_ns(const stats::Histogram& latency, double q) {

@@ -37,6 +37,33 @@ ordered_json tier_json(const stats::RunResult& result, stats::SchedClass c, stat
   return j;
 }
 
+// A wait or hold distribution: count, mean and percentiles in nanoseconds.
+ordered_json distribution_json(const stats::Histogram& h) {
+  ordered_json j = ordered_json::object();
+  j["count"] = h.count();
+  j["mean_ns"] = h.mean_rounded();
+  j["p50_ns"] = h.percentile(0.50);
+  j["p99_ns"] = h.percentile(0.99);
+  j["max_ns"] = h.max();
+  return j;
+}
+
+ordered_json lock_json(const stats::LockStats& lock) {
+  ordered_json j = ordered_json::object();
+  j["acquisitions"] = lock.acquisitions;
+  j["contended"] = lock.contended;
+  j["contended_share"] = round_to_scale(lock.contended_share(), kShareScale);
+  j["trylock_failures"] = lock.trylock_failures;
+  j["sleeps"] = lock.sleeps;
+  j["handoffs"] = lock.handoffs;
+  j["wait"] = distribution_json(lock.wait_ns);
+  j["hold"] = distribution_json(lock.hold_ns);
+  j["spin_ns"] = lock.spin_ns;
+  j["inversions"] = {{"count", lock.inversions}, {"total_ns", lock.inversion_ns}};
+  j["owner_preempted"] = {{"count", lock.owner_preempted}, {"total_ns", lock.owner_preempted_ns}};
+  return j;
+}
+
 }  // namespace
 
 std::string fingerprint_hex(std::uint64_t fingerprint) {
@@ -86,6 +113,7 @@ ordered_json result_to_json(const stats::RunResult& result) {
   ordered_json& transactions = j["transactions"];
   transactions["completed"] = result.completed;
   transactions["per_second"] = round_to_scale(result.per_second(), kPerSecondScale);
+  transactions["failed"] = result.failed_calls;
 
   const stats::Histogram& lat = result.latency;
   ordered_json& latency = j["latency"];
@@ -143,6 +171,19 @@ ordered_json result_to_json(const stats::RunResult& result) {
   scheduler["frequency_changes"] = sched.frequency_changes;
   scheduler["newidle_pulls"] = sched.newidle_pulls;
   scheduler["balance_pulls"] = sched.balance_pulls;
+
+  const stats::AllocatorStats& alloc = result.allocator;
+  ordered_json& allocator = j["allocator"];
+  allocator["lock"] = alloc.lock;
+  allocator["page_install"] = alloc.pages_installed_locked ? "locked" : "unlocked";
+  allocator["allocations"] = alloc.allocations;
+  allocator["failed_no_space"] = alloc.failed_no_space;
+  allocator["failed_async_space"] = alloc.failed_async_space;
+  allocator["pages_installed"] = alloc.pages_installed;
+  allocator["pages_reclaimed"] = alloc.pages_reclaimed;
+  allocator["shrinker_skips"] = alloc.shrinker_skips;
+  allocator["alloc_lock"] = lock_json(alloc.alloc_lock);
+  allocator["page_lock"] = lock_json(alloc.page_lock);
 
   ordered_json& provenance = j["provenance"];
   provenance["version"] = result.version;

@@ -521,6 +521,7 @@ void Scheduler::check_preempt(int cpu, int tid, int waker_cpu) {
 void Scheduler::schedule_cpu(int cpu) {
   sync_rq_signals(cpu);
   RunQueue& r = q(cpu);
+  r.need_resched = false;
   const int prev = r.curr;
   if (prev >= 0) {
     account_progress(cpu);
@@ -539,6 +540,7 @@ void Scheduler::schedule_cpu(int cpu) {
     update_pelt(p);
     ++context_switches_;  // involuntary: prev was preempted
     switch_in(cpu, next);
+    if (t(prev).watch_switches) owner_->on_switch(prev, false);
     return;
   }
   int next = pick_next(cpu);
@@ -589,6 +591,7 @@ void Scheduler::switch_in(int cpu, int tid) {
   rearm(cpu);
   start_tick(cpu);
   if (!task.is_rt() && !r.fair.empty()) ensure_slice_check(cpu);
+  if (task.watch_switches) owner_->on_switch(tid, true);
 }
 
 // --- new-idle balance -------------------------------------------------------------------------
@@ -742,7 +745,12 @@ void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
   const int leftmost = pick_next(cpu);
   const bool expired = ran > ideal || (ran > tunables_.min_granularity_ns && leftmost >= 0 &&
                                        curr.vruntime - t(leftmost).vruntime > ideal);
-  if (expired) {
+  if (expired && curr.preempt_count > 0) {
+    r.need_resched = true;  // preempt_enable() reschedules; the tick goes on checking
+    r.slice_check_pending = true;
+    context_.engine.schedule(now() + tunables_.tick_ns, target_, kSliceCheck,
+                             static_cast<std::uint32_t>(cpu), checked_tid);
+  } else if (expired) {
     schedule_cpu(cpu);
     // Still the leftmost, it keeps the CPU: the tick goes on checking it.
     if (r.curr >= 0 && static_cast<std::uint64_t>(r.curr) == checked_tid && !r.fair.empty() &&
@@ -770,6 +778,33 @@ void Scheduler::run(int tid, std::int64_t work_ref_ns) {
   if (running) rearm(task.cpu);
 }
 
+void Scheduler::replace_work(int tid, std::int64_t work_ref_ns) {
+  BSIM_CHECK(work_ref_ns >= 0);
+  Task& task = t(tid);
+  const bool running = task.state == TaskState::kRunning;
+  if (running) account_progress(task.cpu);
+  task.work_ref_ns = work_ref_ns;
+  task.has_segment = true;
+  if (running) rearm(task.cpu);
+}
+
+void Scheduler::preempt_disable(int tid) {
+  Task& task = t(tid);
+  BSIM_CHECK(task.state == TaskState::kRunning);
+  ++task.preempt_count;
+}
+
+void Scheduler::preempt_enable(int tid) {
+  Task& task = t(tid);
+  BSIM_CHECK(task.state == TaskState::kRunning && task.preempt_count > 0);
+  if (--task.preempt_count > 0) return;
+  RunQueue& r = q(task.cpu);
+  if (r.need_resched) {
+    r.need_resched = false;
+    request_resched(task.cpu, now());
+  }
+}
+
 void Scheduler::add_overhead(int tid, SimTime ns) {
   BSIM_CHECK(ns >= 0);
   Task& task = t(tid);
@@ -784,6 +819,7 @@ void Scheduler::add_overhead(int tid, SimTime ns) {
 void Scheduler::switch_out(int tid, TaskState state) {
   Task& task = t(tid);
   BSIM_CHECK_MSG(task.state == TaskState::kRunning, "only the running task can block or exit");
+  BSIM_CHECK_MSG(task.preempt_count == 0, "a task blocked with preemption disabled");
   const int cpu = task.cpu;
   if (auto* tracer = context_.tracer) tracer->sched_block(*this, tid, state == TaskState::kDead);
   account_progress(cpu);
@@ -803,6 +839,7 @@ void Scheduler::switch_out(int tid, TaskState state) {
   ++context_switches_;
   schedule_cpu(cpu);
   update_frequency(context_.topology.cluster_of(cpu));
+  if (t(tid).watch_switches) owner_->on_switch(tid, false);
 }
 
 void Scheduler::block(int tid) { switch_out(tid, TaskState::kSleeping); }
@@ -997,6 +1034,10 @@ void Scheduler::on_event(const engine::Event& event) {
       r.resched_at = engine::kNever;
       if (now() < r.available_at) {  // still exiting idle or waiting for the IPI
         request_resched(cpu, r.available_at);
+        return;
+      }
+      if (r.curr >= 0 && t(r.curr).preempt_count > 0) {
+        r.need_resched = true;  // preempt_enable() reschedules
         return;
       }
       schedule_cpu(cpu);

@@ -121,6 +121,9 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   sched::Scheduler scheduler(context, cost, *placement, scenario.kernel.sched);
   binder::KernelOptions kernel;
   kernel.inheritance = scenario.kernel.inheritance;
+  kernel.alloc_lock = scenario.kernel.alloc_lock;
+  kernel.install_pages_locked = scenario.kernel.install_pages_locked;
+  kernel.memory_pressure = scenario.kernel.memory_pressure;
   binder::Driver driver(context, scheduler, cost, *selector, kernel);
   workload::WorkloadRunner runner(context, driver, scenario, result);
 
@@ -145,6 +148,7 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   result.scheduler = scheduler_stats(scheduler);
   result.selection = selector->counts();
   result.selection.nudges_applied = driver.counters().nudges_applied;
+  result.allocator = driver.allocator_stats();
   return result;
 }
 

@@ -48,3 +48,12 @@ double RunResult::per_second() const {
 }
 
 }  // namespace bindersim::stats
+
+namespace bindersim::stats {
+
+double LockStats::contended_share() const {
+  return acquisitions == 0 ? 0.0
+                           : static_cast<double>(contended) / static_cast<double>(acquisitions);
+}
+
+}  // namespace bindersim::stats

@@ -76,6 +76,60 @@ std::string_view better_name(Better better) {
   return {};
 }
 
+// The allocator lock: how contended, how long waits and holds are, and what spinning,
+// lock-holder preemption and priority inversion cost per call.
+void add_lock_metrics(std::vector<Metric>& m) {
+  m.push_back(make("failed_calls", "failed sends", "per call", Better::kLower,
+                   [](const RunResult& r) { return per_call(r.failed_calls, r); }));
+  m.push_back(make("allocator.alloc_lock.contended_share", "alloc lock contended", "%",
+                   Better::kLower, [](const RunResult& r) -> std::optional<double> {
+                     const LockStats& l = r.allocator.alloc_lock;
+                     if (l.acquisitions == 0) return std::nullopt;
+                     return 100.0 * l.contended_share();
+                   }));
+  for (const auto& [key, quantile] : {std::pair{"p50", 0.50}, std::pair{"p99", 0.99}}) {
+    const double q = quantile;
+    m.push_back(make(std::string("allocator.alloc_lock.wait.") + key,
+                     std::string("alloc lock wait ") + key, "us", Better::kLower,
+                     [q](const RunResult& r) -> std::optional<double> {
+                       const Histogram& h = r.allocator.alloc_lock.wait_ns;
+                       if (h.count() == 0) return std::nullopt;
+                       return us(static_cast<double>(h.percentile(q)));
+                     }));
+  }
+  m.push_back(make("allocator.alloc_lock.hold.mean", "alloc lock hold mean", "us", Better::kLower,
+                   [](const RunResult& r) -> std::optional<double> {
+                     const Histogram& h = r.allocator.alloc_lock.hold_ns;
+                     if (h.count() == 0) return std::nullopt;
+                     return us(h.mean());
+                   }));
+  using Time = std::int64_t (*)(const RunResult&);
+  struct PerCallTime {
+    const char* key;
+    const char* label;
+    Time time;
+  };
+  const std::array<PerCallTime, 3> times = {{
+      {"allocator.alloc_lock.spin", "alloc lock spin",
+       [](const RunResult& r) { return r.allocator.alloc_lock.spin_ns; }},
+      {"allocator.alloc_lock.owner_preempted", "alloc lock owner preempted",
+       [](const RunResult& r) { return r.allocator.alloc_lock.owner_preempted_ns; }},
+      {"allocator.alloc_lock.inversions", "alloc lock inversion",
+       [](const RunResult& r) { return r.allocator.alloc_lock.inversion_ns; }},
+  }};
+  for (const PerCallTime& p : times) {
+    const Time time = p.time;
+    m.push_back(make(std::string(p.key) + ".time", p.label, "us per call", Better::kLower,
+                     [time](const RunResult& r) -> std::optional<double> {
+                       if (r.completed == 0) return std::nullopt;
+                       return static_cast<double>(time(r)) / 1e3 / static_cast<double>(r.completed);
+                     }));
+  }
+  m.push_back(make(
+      "allocator.alloc_lock.inversions.count", "alloc lock inversions", "per call", Better::kLower,
+      [](const RunResult& r) { return per_call(r.allocator.alloc_lock.inversions, r); }));
+}
+
 std::vector<Metric> comparison_metrics() {
   std::vector<Metric> m;
   m.push_back(make("throughput", "throughput", "calls/s", Better::kHigher,
@@ -149,6 +203,7 @@ std::vector<Metric> comparison_metrics() {
     m.push_back(make(p.key, p.label, "per call", p.better,
                      [count](const RunResult& r) { return per_call(count(r), r); }));
   }
+  add_lock_metrics(m);
   return m;
 }
 

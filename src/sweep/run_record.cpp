@@ -268,11 +268,82 @@ Histogram histogram_from_json(const JsonNode& node) {
   return histogram;
 }
 
+// Lock statistics as RunResult holds them (whole histograms: merged runs keep exact figures).
+ordered_json lock_json(const stats::LockStats& lock) {
+  ordered_json j = ordered_json::object();
+  j["acquisitions"] = lock.acquisitions;
+  j["contended"] = lock.contended;
+  j["trylock_failures"] = lock.trylock_failures;
+  j["sleeps"] = lock.sleeps;
+  j["handoffs"] = lock.handoffs;
+  j["wait"] = histogram_to_json(lock.wait_ns);
+  j["hold"] = histogram_to_json(lock.hold_ns);
+  j["spin_ns"] = lock.spin_ns;
+  j["inversions"] = lock.inversions;
+  j["inversion_ns"] = lock.inversion_ns;
+  j["owner_preempted"] = lock.owner_preempted;
+  j["owner_preempted_ns"] = lock.owner_preempted_ns;
+  return j;
+}
+
+stats::LockStats read_lock(const JsonNode& node) {
+  ObjectReader reader(node);
+  stats::LockStats lock;
+  lock.acquisitions = read_count(reader.required("acquisitions"));
+  lock.contended = read_count(reader.required("contended"));
+  lock.trylock_failures = read_count(reader.required("trylock_failures"));
+  lock.sleeps = read_count(reader.required("sleeps"));
+  lock.handoffs = read_count(reader.required("handoffs"));
+  lock.wait_ns = histogram_from_json(reader.required("wait"));
+  lock.hold_ns = histogram_from_json(reader.required("hold"));
+  lock.spin_ns = reader.required("spin_ns").as_int(0, kMaxInt64);
+  lock.inversions = read_count(reader.required("inversions"));
+  lock.inversion_ns = reader.required("inversion_ns").as_int(0, kMaxInt64);
+  lock.owner_preempted = read_count(reader.required("owner_preempted"));
+  lock.owner_preempted_ns = reader.required("owner_preempted_ns").as_int(0, kMaxInt64);
+  reader.finish();
+  return lock;
+}
+
+ordered_json allocator_json(const stats::AllocatorStats& alloc) {
+  ordered_json j = ordered_json::object();
+  j["lock"] = alloc.lock;
+  j["pages_installed_locked"] = alloc.pages_installed_locked;
+  j["allocations"] = alloc.allocations;
+  j["failed_no_space"] = alloc.failed_no_space;
+  j["failed_async_space"] = alloc.failed_async_space;
+  j["pages_installed"] = alloc.pages_installed;
+  j["pages_reclaimed"] = alloc.pages_reclaimed;
+  j["shrinker_skips"] = alloc.shrinker_skips;
+  j["alloc_lock"] = lock_json(alloc.alloc_lock);
+  j["page_lock"] = lock_json(alloc.page_lock);
+  return j;
+}
+
+stats::AllocatorStats read_allocator(const JsonNode& node) {
+  ObjectReader reader(node);
+  stats::AllocatorStats alloc;
+  alloc.lock = reader.required("lock").as_enum({"mutex", "spinlock"});
+  alloc.pages_installed_locked = reader.required("pages_installed_locked").as_bool();
+  alloc.allocations = read_count(reader.required("allocations"));
+  alloc.failed_no_space = read_count(reader.required("failed_no_space"));
+  alloc.failed_async_space = read_count(reader.required("failed_async_space"));
+  alloc.pages_installed = read_count(reader.required("pages_installed"));
+  alloc.pages_reclaimed = read_count(reader.required("pages_reclaimed"));
+  alloc.shrinker_skips = read_count(reader.required("shrinker_skips"));
+  alloc.alloc_lock = read_lock(reader.required("alloc_lock"));
+  alloc.page_lock = read_lock(reader.required("page_lock"));
+  reader.finish();
+  return alloc;
+}
+
 void write_run_record(const RunSpec& run, const stats::RunResult& result, std::ostream& out) {
   ordered_json exact = ordered_json::object();
   exact["simulated_ns"] = result.simulated_ns;
   exact["clients_finished"] = result.clients_finished;
   exact["scheduler"] = scheduler_json(result.scheduler);
+  exact["allocator"] = allocator_json(result.allocator);
+  exact["failed_calls"] = result.failed_calls;
   exact["latency"] = histogram_to_json(result.latency);
   ordered_json& tiers = exact["tiers"];
   for (const stats::SchedClass c : kClasses) {
@@ -319,6 +390,8 @@ RunRecord read_run_record(const JsonNode& root) {
   r.simulated_ns = exact.required("simulated_ns").as_int(0, kMaxInt64);
   r.clients_finished = exact.required("clients_finished").as_bool();
   r.scheduler = read_scheduler(exact.required("scheduler"));
+  r.allocator = read_allocator(exact.required("allocator"));
+  r.failed_calls = read_count(exact.required("failed_calls"));
   r.latency = histogram_from_json(exact.required("latency"));
   ObjectReader tiers(exact.required("tiers"));
   for (const stats::SchedClass c : kClasses) {

@@ -339,7 +339,8 @@ PlatformCosts read_costs(const JsonNode& node) {
   ObjectReader reader = open_object(
       node, {"context_switch_ref_ns", "wakeup_ref_ns", "ipi_latency_ns", "binder_send_ref_ns",
              "binder_receive_ref_ns", "binder_free_ref_ns", "thread_spawn_ns", "line_bytes",
-             "cache_refs_per_ref_us", "base_miss_ratio", "source"});
+             "cache_refs_per_ref_us", "base_miss_ratio", "binder_alloc_locked_ref_ns",
+             "binder_free_locked_ref_ns", "page_install_ref_ns", "page_reclaim_ref_ns", "source"});
   const auto duration = [&reader](std::string_view key) {
     return reader.required(key).as_int(0, kMaxCostNs);
   };
@@ -351,6 +352,21 @@ PlatformCosts read_costs(const JsonNode& node) {
   costs.binder_receive_ref_ns = duration("binder_receive_ref_ns");
   costs.binder_free_ref_ns = duration("binder_free_ref_ns");
   costs.thread_spawn_ns = duration("thread_spawn_ns");
+  const auto part_of = [&reader](std::string_view key, SimTime whole, std::string_view of) {
+    const auto part = reader.optional(key);
+    if (!part) return SimTime{0};
+    const SimTime value = part->as_int(0, kMaxCostNs);
+    if (value > whole) {
+      part->fail_expected("at most " + std::string(of) + " (" + std::to_string(whole) + ")");
+    }
+    return value;
+  };
+  costs.binder_alloc_locked_ref_ns =
+      part_of("binder_alloc_locked_ref_ns", costs.binder_send_ref_ns, "binder_send_ref_ns");
+  costs.binder_free_locked_ref_ns =
+      part_of("binder_free_locked_ref_ns", costs.binder_free_ref_ns, "binder_free_ref_ns");
+  costs.page_install_ref_ns = part_of("page_install_ref_ns", kMaxCostNs, "the cost limit");
+  costs.page_reclaim_ref_ns = part_of("page_reclaim_ref_ns", kMaxCostNs, "the cost limit");
   const JsonNode line_node = reader.required("line_bytes");
   const std::int64_t line_bytes = line_node.as_int(1, 4096);
   if ((line_bytes & (line_bytes - 1)) != 0) line_node.fail_expected("a power of two");

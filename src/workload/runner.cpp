@@ -53,6 +53,7 @@ void WorkloadRunner::start() {
     config.max_threads = spec.max_threads;
     config.start_thread_pool = spec.start_thread_pool;
     config.looper_working_set_bytes = spec.looper_working_set_bytes;
+    config.buffer_space.space_bytes = spec.buffer_space_bytes;
     for (const auto& node : spec.nodes) config.nodes.push_back(node.config);
     driver_.create_process(config);
   }
@@ -261,6 +262,10 @@ void WorkloadRunner::on_reply(int tid, const binder::CallRecord& record) {
 }
 
 void WorkloadRunner::record_call(const binder::CallRecord& record) {
+  if (record.failed) {
+    ++result_.failed_calls;  // BR_FAILED_REPLY: no latency, not completed
+    return;
+  }
   const std::int64_t latency = record.finished - record.started;
   const auto cls = record.caller_policy == sched::Policy::kFifo ? stats::SchedClass::kFifo
                                                                 : stats::SchedClass::kOther;
@@ -271,7 +276,8 @@ void WorkloadRunner::record_call(const binder::CallRecord& record) {
   ++result_.completed;
 }
 
-void WorkloadRunner::on_oneway_sent(int tid) {
+void WorkloadRunner::on_oneway_sent(int tid, bool failed) {
+  if (failed) ++result_.failed_calls;
   ++state(tid).frames.back().pc;
   advance(tid);
 }

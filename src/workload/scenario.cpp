@@ -155,6 +155,14 @@ class ScenarioParser {
     if (auto ws = reader.optional("looper_working_set_bytes")) {
       spec.looper_working_set_bytes = ws->as_int(0, std::int64_t{1} << 32);
     }
+    if (auto space = reader.optional("buffer_space_bytes")) {
+      // The driver caps the mapping at 4 MiB; the space is whole pages.
+      spec.buffer_space_bytes =
+          space->as_int(binder::AllocatorConfig{}.page_bytes, binder::kMaxAllocatorSpaceBytes);
+      if (spec.buffer_space_bytes % binder::AllocatorConfig{}.page_bytes != 0) {
+        space->fail_expected("a multiple of the page size (4096)");
+      }
+    }
     if (auto nodes = reader.optional("nodes")) {
       for (const auto& item : nodes->items()) {
         ObjectReader node_reader(item);
@@ -293,6 +301,25 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     }
     if (auto clamp = k.optional("sched_util_clamp_min_rt_default")) {
       tunables.rt_uclamp_min = static_cast<int>(clamp->as_int(0, 1024));
+    }
+    if (auto lock = k.optional("alloc_lock")) {
+      scenario.kernel.alloc_lock = lock->as_enum({"mutex", "spinlock"}) == "spinlock"
+                                       ? binder::LockKind::kSpinlock
+                                       : binder::LockKind::kMutex;
+    }
+    if (auto install = k.optional("alloc_page_install")) {
+      scenario.kernel.install_pages_locked = install->as_enum({"locked", "unlocked"}) == "locked";
+    }
+    if (auto pressure = k.optional("memory_pressure")) {
+      ObjectReader m(*pressure);
+      binder::MemoryPressure& mp = scenario.kernel.memory_pressure;
+      mp.scan_interval_ns =
+          m.required("scan_interval_us").as_int(1, 60'000'000) * engine::kMicrosecond;
+      if (auto pages = m.optional("pages_per_scan")) {
+        mp.pages_per_scan = static_cast<int>(pages->as_int(1, 1 << 20));
+      }
+      m.optional("source");
+      m.finish();
     }
     tunables.newidle_balance = k.bool_or("newidle_balance", tunables.newidle_balance);
     tunables.periodic_balance = k.bool_or("periodic_balance", tunables.periodic_balance);

@@ -233,6 +233,7 @@ class ScriptedUserSpace final : public UserSpace, public engine::EventHandler {
   const std::vector<Finished>& finished() const { return finished_; }
   const std::vector<Replied>& replies() const { return replies_; }
   const std::vector<Sent>& oneway_sent() const { return oneway_sent_; }
+  int failed_oneway() const { return failed_oneway_; }  // oneway sends refused (no space)
   std::vector<Received> received_by(int tid) const {
     std::vector<Received> out;
     for (const auto& r : received_) {
@@ -269,7 +270,8 @@ class ScriptedUserSpace final : public UserSpace, public engine::EventHandler {
     replies_.push_back(Replied{sched_.now(), tid, record});
     next(tid);
   }
-  void on_oneway_sent(int tid) override {
+  void on_oneway_sent(int tid, bool failed) override {
+    if (failed) ++failed_oneway_;
     oneway_sent_.push_back(Sent{sched_.now(), tid});
     next(tid);
   }
@@ -312,6 +314,7 @@ class ScriptedUserSpace final : public UserSpace, public engine::EventHandler {
   std::vector<Finished> finished_;
   std::vector<Replied> replies_;
   std::vector<Sent> oneway_sent_;
+  int failed_oneway_ = 0;
 };
 
 inline std::unique_ptr<selectors::Selector> make_registry_selector(const std::string& name) {

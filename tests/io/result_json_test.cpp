@@ -77,9 +77,10 @@ TEST(ResultJsonTest, KeysAppearInTheDocumentedOrder) {
   EXPECT_EQ(keys_of(j),
             (std::vector<std::string>{"schema", "scenario", "topology", "selector", "placement",
                                       "seed", "transactions", "latency", "tiers", "counters",
-                                      "selection", "scheduler", "provenance"}));
+                                      "selection", "scheduler", "allocator", "provenance"}));
   EXPECT_EQ(j["schema"], "bindersim.result/1");
-  EXPECT_EQ(keys_of(j["transactions"]), (std::vector<std::string>{"completed", "per_second"}));
+  EXPECT_EQ(keys_of(j["transactions"]),
+            (std::vector<std::string>{"completed", "per_second", "failed"}));
   EXPECT_EQ(keys_of(j["latency"]), (std::vector<std::string>{"count", "mean_ns", "min_ns", "p50_ns",
                                                              "p90_ns", "p99_ns", "max_ns"}));
   EXPECT_EQ(keys_of(j["tiers"]), (std::vector<std::string>{"sched_fifo", "sched_other"}));
@@ -246,7 +247,7 @@ TEST(ResultJsonTest, PerSecondIsRoundedToThreeDecimals) {
   RunResult r;
   r.completed = 1;
   r.simulated_ns = 3'000'000'000;
-  EXPECT_NE(to_text(r).find("\"per_second\": 0.333\n"), std::string::npos);
+  EXPECT_NE(to_text(r).find("\"per_second\": 0.333,"), std::string::npos);
   r.simulated_ns = 0;
   EXPECT_EQ(result_to_json(r)["transactions"]["per_second"], 0.0);
 }

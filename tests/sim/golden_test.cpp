@@ -77,7 +77,8 @@ INSTANTIATE_TEST_SUITE_P(Shipped, GoldenTest,
                                            GoldenCase{"schd-dbg", "ctabs-nudge", 1000},
                                            GoldenCase{"sync-wakeup", "fifo", 1000},
                                            GoldenCase{"binder-throughput", "fifo", 1000},
-                                           GoldenCase{"binder-throughput-pair", "fifo", 1000}),
+                                           GoldenCase{"binder-throughput-pair", "fifo", 1000},
+                                           GoldenCase{"alloc-contention", "fifo", 1000}),
                          [](const ::testing::TestParamInfo<GoldenCase>& param_info) {
                            std::string name =
                                param_info.param.scenario + "_" + param_info.param.selector;

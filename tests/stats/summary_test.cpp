@@ -190,8 +190,9 @@ TEST(Metrics, KeysAreUniqueAndDirectionsAsDocumented) {
     EXPECT_FALSE(m.label.empty());
     EXPECT_FALSE(m.unit.empty());
   }
-  // 4 headline rows, 2 per class and tier, 5 counters, 4 decisions, 2 nudge counts.
-  EXPECT_EQ(metrics.size(), 4u + 2u * kNumSchedClasses * kNumTiers + 5u + 4u + 2u);
+  // 4 headline rows, 2 per class and tier, 5 counters, 4 decisions, 2 nudge counts, failed
+  // sends and 8 rows of the allocator lock.
+  EXPECT_EQ(metrics.size(), 4u + 2u * kNumSchedClasses * kNumTiers + 5u + 4u + 2u + 1u + 8u);
   EXPECT_EQ(metric_named(metrics, "throughput").better, Better::kHigher);
   EXPECT_EQ(metric_named(metrics, "latency.p99").better, Better::kLower);
   EXPECT_EQ(metric_named(metrics, "latency.p99").unit, "us");
@@ -200,6 +201,37 @@ TEST(Metrics, KeysAreUniqueAndDirectionsAsDocumented) {
   EXPECT_EQ(better_name(Better::kLower), "lower");
   EXPECT_EQ(better_name(Better::kHigher), "higher");
   EXPECT_EQ(better_name(Better::kNeutral), "neutral");
+}
+
+TEST(Metrics, AllocatorLockRowsFromAConstructedRun) {
+  // 10 acquisitions of which 4 waited (40%), waits of 2, 4, 6 and 8 us (p50 4 us, p99 8 us),
+  // holds of 1 us each; 30 us of spinning and 10 us of inversion over 4 calls: 7.5 and 2.5 us
+  // per call; 2 inversion episodes and 1 failed send over 4 calls: 0.5 and 0.25 per call.
+  const auto metrics = comparison_metrics();
+  RunResult r = small_run();
+  LockStats& lock = r.allocator.alloc_lock;
+  lock.acquisitions = 10;
+  lock.contended = 4;
+  for (std::int64_t us : {2, 4, 6, 8}) lock.wait_ns.record(us * 1000);
+  lock.hold_ns.record_n(1000, 10);
+  lock.spin_ns = 30'000;
+  lock.inversion_ns = 10'000;
+  lock.inversions = 2;
+  r.failed_calls = 1;
+  auto value = [&](const std::string& key) { return metric_named(metrics, key).value(r); };
+  EXPECT_DOUBLE_EQ(*value("allocator.alloc_lock.contended_share"), 40.0);
+  EXPECT_NEAR(*value("allocator.alloc_lock.wait.p50"), 4.0, 0.005);
+  EXPECT_NEAR(*value("allocator.alloc_lock.wait.p99"), 8.0, 0.01);
+  EXPECT_DOUBLE_EQ(*value("allocator.alloc_lock.hold.mean"), 1.0);
+  EXPECT_DOUBLE_EQ(*value("allocator.alloc_lock.spin.time"), 7.5);
+  EXPECT_DOUBLE_EQ(*value("allocator.alloc_lock.inversions.time"), 2.5);
+  EXPECT_DOUBLE_EQ(*value("allocator.alloc_lock.inversions.count"), 0.5);
+  EXPECT_DOUBLE_EQ(*value("failed_calls"), 0.25);
+  EXPECT_EQ(metric_named(metrics, "allocator.alloc_lock.spin.time").better, Better::kLower);
+  // Without acquisitions the lock rows are undefined, not zero.
+  r.allocator.alloc_lock = LockStats{};
+  EXPECT_FALSE(value("allocator.alloc_lock.contended_share").has_value());
+  EXPECT_FALSE(value("allocator.alloc_lock.wait.p50").has_value());
 }
 
 TEST(Metrics, ExtractedFromAConstructedRun) {

@@ -264,12 +264,12 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
                 ": /descripton: unknown key (did you mean \"description\"?); valid keys: "
                 "background, clients, description, kernel, name, processes, report, schema, seed, "
                 "source, time_limit_s, topology");
-  EXPECT_EQ(
-      error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
-      kFile +
-          ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
-          "cpufreq_governor, newidle_balance, periodic_balance, placement, priority_inheritance, "
-          "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source");
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
+            kFile +
+                ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
+                "alloc_lock, alloc_page_install, cpufreq_governor, memory_pressure, "
+                "newidle_balance, periodic_balance, placement, priority_inheritance, "
+                "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source");
 }
 
 TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {

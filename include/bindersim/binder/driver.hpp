@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bindersim/binder/allocator.hpp"
+#include "bindersim/binder/kernel_lock.hpp"
 #include "bindersim/engine/context.hpp"
 #include "bindersim/sched/scheduler.hpp"
 #include "bindersim/selectors/selector.hpp"
@@ -27,8 +29,22 @@ enum class PriorityInheritance : std::uint8_t {
   kUpstream,  // nice only, applied when the thread reads the transaction
 };
 
+// Memory pressure that runs binder's shrinker: every `scan_interval_ns` the shrinker thread
+// (kswapd) scans up to `pages_per_scan` pages of the global LRU of freed buffer pages, oldest
+// first. 0: no pressure, freed pages stay mapped.
+struct MemoryPressure {
+  SimTime scan_interval_ns = 0;
+  int pages_per_scan = 32;
+};
+
 struct KernelOptions {
   PriorityInheritance inheritance = PriorityInheritance::kAndroid;
+  // The allocator lock: alloc->mutex (6.1-era kernels) or alloc->lock, a spinlock for the
+  // buffer metadata with a separate mutex around page installation.
+  LockKind alloc_lock = LockKind::kMutex;
+  // With the mutex: pages are installed inside it (kernels 6.1 to 6.6) or outside (newer).
+  bool install_pages_locked = true;
+  MemoryPressure memory_pressure;
 };
 
 struct NodeConfig {
@@ -43,6 +59,7 @@ struct ProcessConfig {
   bool start_thread_pool = true;  // startThreadPool(): one main looper
   std::int64_t looper_working_set_bytes = 0;
   std::vector<NodeConfig> nodes;
+  AllocatorConfig buffer_space;  // the mapped buffer space (libbinder: 1 MiB - 2 pages)
 };
 
 // What the driver reports about a completed two-way call.
@@ -54,6 +71,7 @@ struct CallRecord {
   sched::Policy caller_policy = sched::Policy::kNormal;
   std::uint64_t cookie = 0;    // the caller's tag
   stats::Breakdown breakdown;  // where the round trip went
+  bool failed = false;         // BR_FAILED_REPLY: no buffer space (nothing was delivered)
 };
 
 // The userspace above the driver (libbinder and the workload), told when control returns to it.
@@ -67,8 +85,8 @@ class UserSpace {
   virtual void on_transaction(int tid, int txn) = 0;
   // The two-way call of `tid` completed.
   virtual void on_reply(int tid, const CallRecord& record) = 0;
-  // A oneway send of `tid` returned to userspace.
-  virtual void on_oneway_sent(int tid) = 0;
+  // A oneway send of `tid` returned to userspace (`failed`: BR_FAILED_REPLY, not delivered).
+  virtual void on_oneway_sent(int tid, bool failed) = 0;
 };
 
 struct Transaction {
@@ -92,6 +110,7 @@ struct Transaction {
   int saved_nice = 0;
   int saved_rt_priority = 0;
   bool transfer_charged = false;
+  int buffer = -1;  // its buffer in the receiving process's allocator, -1: none
   // Breakdown bookkeeping: the caller's time account when it called, the server's when it was
   // chosen (and its handler work so far), and the server's share once it replied.
   sched::TimeAccount client_start;
@@ -113,6 +132,7 @@ struct DriverCounters {
   std::uint64_t proc_todo_queued = 0;  // no idle thread: queued on proc->todo
   std::uint64_t spawn_requests = 0;    // BR_SPAWN_LOOPER sent
   std::uint64_t nudges_applied = 0;
+  std::uint64_t failed_sends = 0;  // transactions refused for lack of buffer space
 };
 
 // Deepest chain of nested transactions on one thread before the run stops with a ConfigError.
@@ -120,7 +140,8 @@ inline constexpr std::size_t kMaxCallDepth = 256;
 
 class Driver final : public sched::TaskOwner,
                      public selectors::MachineView,
-                     public engine::EventHandler {
+                     public engine::EventHandler,
+                     public LockClient {
  public:
   Driver(engine::SimContext& context, sched::Scheduler& sched, cost::CostModel& cost,
          selectors::Selector& selector, KernelOptions options);
@@ -150,6 +171,9 @@ class Driver final : public sched::TaskOwner,
   // sched::TaskOwner
   void on_work_done(int tid) override;
   void on_resume(int tid, int cpu) override;
+  void on_switch(int tid, bool running) override;
+  // LockClient
+  void on_lock_granted(int tid, int lock) override;
   // selectors::MachineView
   bool available_idle_cpu(int cpu) const override { return sched_.available_idle_cpu(cpu); }
   const topology::Topology& topology() const override { return context_.topology; }
@@ -166,6 +190,16 @@ class Driver final : public sched::TaskOwner,
   std::vector<int> waiting_threads(int proc) const;
   int last_cpu(int tid) const;
   const DriverCounters& counters() const { return counters_; }
+  // The allocators and their locks, with the run's statistics (episodes still open counted up
+  // to now).
+  stats::AllocatorStats allocator_stats() const;
+  const BufferAllocator& allocator(int proc) const {
+    return procs_[static_cast<std::size_t>(proc)].alloc;
+  }
+  const KernelLocks& locks() const { return locks_; }
+  int alloc_lock(int proc) const { return procs_[static_cast<std::size_t>(proc)].alloc_lock; }
+  // The shrinker thread (kswapd) under memory pressure, else -1.
+  int shrinker_tid() const { return shrinker_tid_; }
 
  private:
   enum class Phase : std::uint8_t {
@@ -181,6 +215,28 @@ class Driver final : public sched::TaskOwner,
     kRegister,      // a new looper registering (BC_REGISTER_LOOPER / BC_ENTER_LOOPER)
     kSleep,         // userspace sleep
     kUserBlocked,   // userspace wait (pthread_join and the like)
+    kShrinkStart,   // the shrinker thread starts a scan
+    kShrink,        // the shrinker thread reclaims a page
+    kShrinkSleep,   // the shrinker thread waits for the next scan
+  };
+
+  // One step of a kernel path that takes locks: the path runs its steps in order, then its
+  // phase's action (on_work_done's switch).
+  struct Step {
+    enum class Kind : std::uint8_t {
+      kWork,      // `value` ns of reference work
+      kLock,      // take `lock` (may wait)
+      kUnlock,    // release `lock` (waking a waiter costs the releaser a wakeup)
+      kAllocate,  // allocate `value` bytes (async if `async`) in `proc`'s allocator
+      kInstall,   // installing the allocated buffer's pages is done
+      kFree,      // free buffer `value` of `proc`
+      kReclaim,   // the shrinker unmaps page `value` of `proc`
+    };
+    Kind kind = Kind::kWork;
+    int proc = -1;
+    int lock = -1;
+    std::int64_t value = 0;
+    bool async = false;
   };
 
   struct Thread {
@@ -199,6 +255,11 @@ class Driver final : public sched::TaskOwner,
     std::int64_t pending_work_ref_ns = 0;  // user work after a sleep or wake_user
     SimTime user_work = 0;       // running time spent in userspace work (handlers), cumulative
     SimTime user_work_mark = 0;  // the task's work time when the current user segment began
+    int free_buffer = -1;        // with free_pending: the received buffer (own process)
+    std::vector<Step> program;   // the kernel path being run, from `next_step`
+    std::size_t next_step = 0;
+    int new_buffer = -1;        // allocated by the path (-1: none, or it failed)
+    bool alloc_failed = false;  // the path's allocation failed
   };
 
   struct Node {
@@ -208,6 +269,7 @@ class Driver final : public sched::TaskOwner,
   };
 
   struct Process {
+    explicit Process(const ProcessConfig& c) : config(c), alloc(c.buffer_space) {}
     ProcessConfig config;
     std::vector<Node> nodes;
     std::vector<int> loopers;
@@ -215,9 +277,12 @@ class Driver final : public sched::TaskOwner,
     std::deque<int> todo;     // proc->todo
     int requested_threads = 0;
     int spawned = 0;
+    BufferAllocator alloc;
+    int alloc_lock = -1;
+    int page_lock = -1;  // spinlock variant: the page-installation mutex
   };
 
-  enum EventKind : std::uint16_t { kSpawnLooper = 1, kSleepDone = 2 };
+  enum EventKind : std::uint16_t { kSpawnLooper = 1, kSleepDone = 2, kShrinkTimer = 3 };
 
   static bool is_waiting(Phase phase);
   Thread& th(int tid);
@@ -244,6 +309,16 @@ class Driver final : public sched::TaskOwner,
   void restore_default_priority(int tid);
   void maybe_spawn(int proc, int spawner_tid);
   void free_buffer(int tid, int txn_id);
+  // Kernel paths with allocator locks.
+  void begin_path(int tid, Phase phase);
+  void add_work(int tid, std::int64_t ref_ns);
+  void add_allocation(int tid, int proc, std::int64_t bytes, bool async);
+  void add_free(int tid, int proc, int buffer);
+  void run_path(int tid);
+  void allocate(int tid, const Step& step);
+  void finish_phase(int tid);
+  void start_shrinker();
+  void shrink_next(int tid);
 
   engine::SimContext& context_;
   sched::Scheduler& sched_;
@@ -258,6 +333,12 @@ class Driver final : public sched::TaskOwner,
   std::vector<int> free_txns_;
   std::vector<selectors::IdleThread> scratch_;  // reused selection input
   DriverCounters counters_;
+  KernelLocks locks_;
+  stats::AllocatorStats alloc_stats_;
+  std::uint64_t lru_clock_ = 0;  // stamps of freed pages: the global LRU's order
+  int shrinker_tid_ = -1;
+  int scan_left_ = 0;               // pages the current shrinker scan may still look at
+  std::vector<bool> scan_skipped_;  // per process: its trylock failed in this scan
 };
 
 }  // namespace bindersim::binder

@@ -51,7 +51,8 @@ struct ResultDocument {
   std::string placement;
   std::uint64_t seed = 0;
   std::uint64_t completed = 0;
-  double per_second = 0.0;  // calls per simulated second
+  double per_second = 0.0;   // calls per simulated second
+  std::uint64_t failed = 0;  // sends refused for lack of buffer space (BR_FAILED_REPLY)
   LatencyFields latency;
   // Indexed by stats::SchedClass, then stats::Tier.
   std::array<std::array<TierFields, stats::kNumTiers>, stats::kNumSchedClasses> tiers{};

@@ -19,6 +19,12 @@ namespace bindersim::io {
 // deterministic.
 void print_tier_table(const stats::RunResult& result, std::ostream& out);
 
+// The allocator lines (also printed by print_tier_table): lock kind, pages installed and
+// reclaimed, failed sends; then per lock class with acquisitions, the contended share, wait
+// p50/p99 (over contended acquisitions), hold mean/p99, spin time, sleeps and handoffs,
+// lock-holder preemption and priority-inversion episodes with their total time.
+void print_allocator(const stats::RunResult& result, std::ostream& out);
+
 // binderThroughputTest's summary of a run of `workers` worker processes: "iterations per sec"
 // as the tool computes it (calls x workers / clients / elapsed: twice the true rate in pair
 // mode, where half the workers only serve), average / worst / best in ms, and 50/90/95/99%

@@ -31,6 +31,9 @@ class TaskOwner {
   // `tid` was switched in on `cpu` for the first time since its last wakeup (it "returns from
   // waiting" there). The owner may add overhead to its segment.
   virtual void on_resume(int tid, int cpu) = 0;
+  // A task with watch_switches set was switched in (`running`) or out (preempted, blocked or
+  // exited). Called after the switch completed; the owner must not switch tasks from here.
+  virtual void on_switch(int /*tid*/, bool /*running*/) {}
 };
 
 // How a wakeup happens.
@@ -92,6 +95,7 @@ struct RunQueue {
   SimTime available_at = 0;             // exiting idle or waiting for an IPI until then
   SimTime resched_at = engine::kNever;  // pending reschedule event
   bool slice_check_pending = false;
+  bool need_resched = false;  // a reschedule deferred while curr has preemption disabled
   // Idle bookkeeping.
   SimTime idle_since = 0;
   int idle_state = 0;  // index into the CPU's idle states while idle
@@ -131,6 +135,13 @@ class Scheduler final : public engine::EventHandler {
   void wake(int tid, const WakeContext& ctx);
   // Gives `tid` (running, or about to run after a wakeup) `work_ref_ns` of reference work.
   void run(int tid, std::int64_t work_ref_ns);
+  // Replaces what is left of the work of `tid`'s segment with `work_ref_ns` (a spin that ends
+  // when the lock is granted); its pending stall stays.
+  void replace_work(int tid, std::int64_t work_ref_ns);
+  // preempt_disable() / preempt_enable() of the running task: while disabled its CPU is not
+  // rescheduled; a reschedule asked for meanwhile happens at the enable.
+  void preempt_disable(int tid);
+  void preempt_enable(int tid);
   // Adds a stall of `ns` (at the task's CPU) before the rest of its segment.
   void add_overhead(int tid, SimTime ns);
   // The running task goes to sleep.

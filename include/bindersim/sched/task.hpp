@@ -61,6 +61,12 @@ struct Task {
   int wake_cpu = -1;  // prev_cpu handed to placement on the next wakeup (kernel p->wake_cpu)
   int recent_used_cpu = -1;
   bool resume_pending = false;  // woken: the owner's on_resume() runs at the next switch-in
+  // Preemption disabled while > 0 (a spinlock held or being spun for): a reschedule of its CPU
+  // waits until it drops back to 0. It never blocks in that state.
+  int preempt_count = 0;
+  // The owner is told (TaskOwner::on_switch) when this task is switched in or out: lock
+  // holders and spinners, whose waiters depend on whether they run.
+  bool watch_switches = false;
 
   // Current work segment: first `overhead_ns` of stall on the CPU (switch, cache refill,
   // data transfer), then `work_ref_ns` of reference work scaled by the CPU's capacity.

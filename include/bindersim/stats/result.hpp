@@ -88,6 +88,40 @@ struct SchedulerStats {
   std::uint64_t balance_pulls = 0;  // periodic balance and NOHZ idle-balance kicks
 };
 
+// A class of kernel locks (every process's allocator lock, say) over a run.
+struct LockStats {
+  std::uint64_t acquisitions = 0;
+  std::uint64_t contended = 0;         // acquisitions that had to wait
+  std::uint64_t trylock_failures = 0;  // trylocks that found the lock taken
+  std::uint64_t sleeps = 0;            // waits that went to sleep (mutex)
+  std::uint64_t handoffs = 0;          // unlocks that handed the lock to a starved waiter
+  Histogram wait_ns;                   // per contended acquisition: from the attempt to the grant
+  Histogram hold_ns;                   // per acquisition: from the grant to the unlock
+  std::int64_t spin_ns = 0;            // CPU time waiters spent spinning
+  // Priority inversion: a waiter of higher priority (lower prio value) than the owner waits
+  // while the owner is runnable but not running. Episodes and their total duration.
+  std::uint64_t inversions = 0;
+  std::int64_t inversion_ns = 0;
+  // Lock-holder preemption: any waiter waits while the owner is runnable but not running.
+  std::uint64_t owner_preempted = 0;
+  std::int64_t owner_preempted_ns = 0;
+  double contended_share() const;  // contended / acquisitions; 0 without acquisitions
+};
+
+// The binder allocators of every process, over a run.
+struct AllocatorStats {
+  std::string lock = "mutex";          // "mutex" or "spinlock"
+  bool pages_installed_locked = true;  // page installation inside the allocator lock
+  std::uint64_t allocations = 0;
+  std::uint64_t failed_no_space = 0;     // -ENOSPC: no free buffer large enough
+  std::uint64_t failed_async_space = 0;  // -ENOSPC: the async budget is spent
+  std::uint64_t pages_installed = 0;
+  std::uint64_t pages_reclaimed = 0;  // by the shrinker
+  std::uint64_t shrinker_skips = 0;   // shrinker trylocks that failed
+  LockStats alloc_lock;               // alloc->mutex or alloc->lock
+  LockStats page_lock;                // the page-installation mutex (spinlock variant)
+};
+
 struct RunResult {
   std::string scenario;
   std::string topology;
@@ -105,6 +139,8 @@ struct RunResult {
   Counters counters;
   SelectionCounts selection;
   SchedulerStats scheduler;
+  AllocatorStats allocator;
+  std::uint64_t failed_calls = 0;  // two-way and oneway sends that failed (BR_FAILED_REPLY)
 
   std::string version;
   std::uint64_t fingerprint = 0;

@@ -27,7 +27,7 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
   void on_user_work_done(int tid) override;
   void on_transaction(int tid, int txn) override;
   void on_reply(int tid, const binder::CallRecord& record) override;
-  void on_oneway_sent(int tid) override;
+  void on_oneway_sent(int tid, bool failed) override;
   // engine::EventHandler: client start times.
   void on_event(const engine::Event& event) override;
 

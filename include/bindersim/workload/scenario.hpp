@@ -71,6 +71,7 @@ struct ProcessSpec {
   int max_threads = 15;
   bool start_thread_pool = true;
   std::int64_t looper_working_set_bytes = 0;
+  std::int64_t buffer_space_bytes = binder::AllocatorConfig{}.space_bytes;
   std::vector<NodeSpec> nodes;
 };
 
@@ -95,6 +96,9 @@ struct KernelSpec {
   sched::SchedTunables sched;  // governor, balancing and clamp options
   binder::PriorityInheritance inheritance = binder::PriorityInheritance::kAndroid;
   std::string selector = "fifo";
+  binder::LockKind alloc_lock = binder::LockKind::kMutex;
+  bool install_pages_locked = true;  // "alloc_page_install": "locked" or "unlocked"
+  binder::MemoryPressure memory_pressure;
 };
 
 struct Scenario {

@@ -1,0 +1,115 @@
+// Kernel locks taken on binder's allocator paths: a sleeping mutex (optimistic spinning while
+// the owner runs, no priority inheritance, wakeup of a waiter on unlock, handoff to a waiter
+// that lost a race) and a queued spinlock (preemption disabled while spinning and holding,
+// FIFO grant), with their statistics and priority-inversion episodes (KERNEL.md section 1.7).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string_view>
+#include <vector>
+
+#include "bindersim/engine/context.hpp"
+#include "bindersim/sched/scheduler.hpp"
+#include "bindersim/stats/result.hpp"
+
+namespace bindersim::binder {
+
+using engine::SimTime;
+
+enum class LockKind : std::uint8_t { kMutex, kSpinlock };
+std::string_view lock_kind_name(LockKind kind);  // "mutex", "spinlock"
+
+using stats::LockStats;
+
+// What the locks tell the thread's owner (the binder driver).
+class LockClient {
+ public:
+  virtual ~LockClient() = default;
+  // `tid`, which waited for `lock`, holds it now and is running: it goes on with its path.
+  virtual void on_lock_granted(int tid, int lock) = 0;
+};
+
+// Every kernel lock of a simulation. Threads that wait are driven through the scheduler: a
+// spinner runs a spin segment until the grant, a mutex sleeper blocks until an unlock wakes it.
+// While a thread waits, its owner must route its scheduler callbacks here: on_work_done() for
+// TaskOwner::on_work_done and on_switch() for TaskOwner::on_switch.
+class KernelLocks final : public engine::EventHandler {
+ public:
+  // Reference work of one stretch of spinning; a longer spin runs several.
+  static constexpr std::int64_t kSpinChunkRefNs = 1'000'000;
+
+  KernelLocks(engine::SimContext& context, sched::Scheduler& sched, LockClient& client);
+
+  // Adds a lock; its statistics go to `stats` (shared by a class of locks; must outlive this).
+  int add(LockKind kind, LockStats& stats);
+  LockKind kind(int lock) const { return locks_[static_cast<std::size_t>(lock)].kind; }
+  int owner(int lock) const { return locks_[static_cast<std::size_t>(lock)].owner; }
+  int waiters(int lock) const;
+
+  // The running `tid` takes `lock`: true when it holds it at once. Otherwise it spins or sleeps
+  // and on_lock_granted() follows once it holds it. A spinlock disables preemption from here
+  // to the release.
+  bool acquire(int tid, int lock);
+  // Takes `lock` only if it is free now (mutex_trylock / spin_trylock).
+  bool try_acquire(int tid, int lock);
+  // The owner `tid` releases `lock`. Returns true when the release woke a sleeping waiter (the
+  // releaser pays for that wakeup).
+  bool release(int tid, int lock);
+
+  // True while `tid` waits for a lock (its scheduler callbacks belong here).
+  bool waiting(int tid) const;
+  void on_work_done(int tid);
+  void on_switch(int tid, bool running);
+  void on_event(const engine::Event& event) override;
+
+ private:
+  enum class WaitState : std::uint8_t { kSpinning, kSleeping, kWoken };
+  struct Waiter {
+    int tid = -1;
+    WaitState state = WaitState::kSpinning;
+    SimTime since = 0;      // the first attempt
+    SimTime spin_mark = 0;  // the task's work time when the current spin began
+    bool counted_sleep = false;
+  };
+  struct Lock {
+    LockKind kind = LockKind::kMutex;
+    LockStats* stats = nullptr;
+    int owner = -1;
+    SimTime owned_since = 0;
+    int handoff_to = -1;           // mutex: the next owner, set by a starved first waiter
+    std::deque<Waiter> waiters;    // arrival order
+    bool check_pending = false;    // a deferred re-evaluation is scheduled
+    SimTime preempted_since = -1;  // open lock-holder-preemption episode
+    SimTime inversion_since = -1;  // open inversion episode
+  };
+  struct ThreadState {
+    int waiting_for = -1;  // lock, or -1
+    int holding = 0;       // locks held (switches are watched while > 0 or waiting)
+  };
+
+  Lock& lk(int lock) { return locks_[static_cast<std::size_t>(lock)]; }
+  ThreadState& ts(int tid);
+  Waiter* find_waiter(Lock& lock, int tid);
+  void grant(int lock_id, int tid);
+  void spin(int tid, Waiter& waiter);
+  void sleep(Lock& lock, Waiter& waiter);
+  void stop_spin(Waiter& waiter);
+  void wait_or_spin(int lock_id, Waiter& waiter);
+  void remove_waiter(Lock& lock, int tid);
+  void watch(int tid);
+  void unwatch(int tid);
+  void defer_check(int lock_id);
+  void check(int lock_id);
+  void update_episodes(Lock& lock);
+  bool owner_running(const Lock& lock) const;
+
+  engine::SimContext& context_;
+  sched::Scheduler& sched_;
+  LockClient& client_;
+  std::uint16_t target_ = 0;
+  std::vector<Lock> locks_;
+  std::vector<ThreadState> threads_;  // by tid
+};
+
+}  // namespace bindersim::binder

@@ -1,0 +1,340 @@
+#include "bindersim/binder/kernel_lock.hpp"
+
+#include <algorithm>
+
+#include "bindersim/common/error.hpp"
+
+namespace bindersim::binder {
+
+using sched::TaskState;
+
+std::string_view lock_kind_name(LockKind kind) {
+  return kind == LockKind::kMutex ? "mutex" : "spinlock";
+}
+
+KernelLocks::KernelLocks(engine::SimContext& context, sched::Scheduler& sched, LockClient& client)
+    : context_(context), sched_(sched), client_(client) {
+  target_ = context_.engine.add_handler(*this);
+}
+
+int KernelLocks::add(LockKind kind, LockStats& stats) {
+  Lock lock;
+  lock.kind = kind;
+  lock.stats = &stats;
+  locks_.push_back(std::move(lock));
+  return static_cast<int>(locks_.size()) - 1;
+}
+
+int KernelLocks::waiters(int lock) const {
+  return static_cast<int>(locks_[static_cast<std::size_t>(lock)].waiters.size());
+}
+
+KernelLocks::ThreadState& KernelLocks::ts(int tid) {
+  if (static_cast<std::size_t>(tid) >= threads_.size()) {
+    threads_.resize(static_cast<std::size_t>(tid) + 1);
+  }
+  return threads_[static_cast<std::size_t>(tid)];
+}
+
+bool KernelLocks::waiting(int tid) const {
+  return static_cast<std::size_t>(tid) < threads_.size() &&
+         threads_[static_cast<std::size_t>(tid)].waiting_for >= 0;
+}
+
+KernelLocks::Waiter* KernelLocks::find_waiter(Lock& lock, int tid) {
+  for (Waiter& w : lock.waiters) {
+    if (w.tid == tid) return &w;
+  }
+  return nullptr;
+}
+
+void KernelLocks::watch(int tid) { sched_.task_for_update(tid).watch_switches = true; }
+
+void KernelLocks::unwatch(int tid) {
+  const ThreadState& s = ts(tid);
+  if (s.holding == 0 && s.waiting_for < 0) sched_.task_for_update(tid).watch_switches = false;
+}
+
+bool KernelLocks::owner_running(const Lock& lock) const {
+  return lock.owner >= 0 && sched_.task(lock.owner).state == TaskState::kRunning;
+}
+
+// --- acquiring -------------------------------------------------------------------------------
+
+bool KernelLocks::acquire(int tid, int lock_id) {
+  Lock& lock = lk(lock_id);
+  BSIM_CHECK(sched_.task(tid).state == TaskState::kRunning);
+  BSIM_CHECK_MSG(ts(tid).waiting_for < 0 && lock.owner != tid, "a lock taken twice");
+  // spin_lock(): preemption is disabled before the first attempt and stays so until unlock.
+  if (lock.kind == LockKind::kSpinlock) sched_.preempt_disable(tid);
+  const bool free_for_me =
+      lock.owner < 0 && (lock.handoff_to < 0 || lock.handoff_to == tid) &&
+      (lock.kind == LockKind::kMutex || lock.waiters.empty());  // queued spinlock: FIFO
+  if (free_for_me) {
+    grant(lock_id, tid);
+    return true;
+  }
+  ++lock.stats->contended;
+  ts(tid).waiting_for = lock_id;
+  watch(tid);
+  lock.waiters.push_back(Waiter{tid, WaitState::kSpinning, sched_.now(), 0, false});
+  wait_or_spin(lock_id, lock.waiters.back());
+  update_episodes(lock);
+  return false;
+}
+
+bool KernelLocks::try_acquire(int tid, int lock_id) {
+  Lock& lock = lk(lock_id);
+  BSIM_CHECK(sched_.task(tid).state == TaskState::kRunning && lock.owner != tid);
+  if (lock.owner >= 0 || lock.handoff_to >= 0 || !lock.waiters.empty()) {
+    ++lock.stats->trylock_failures;
+    return false;
+  }
+  if (lock.kind == LockKind::kSpinlock) sched_.preempt_disable(tid);
+  grant(lock_id, tid);
+  return true;
+}
+
+// `tid` becomes the owner (a waiter's wait ends here; the caller continues it).
+void KernelLocks::grant(int lock_id, int tid) {
+  Lock& lock = lk(lock_id);
+  lock.owner = tid;
+  lock.owned_since = sched_.now();
+  if (lock.handoff_to == tid) lock.handoff_to = -1;
+  ++lock.stats->acquisitions;
+  ++ts(tid).holding;
+  watch(tid);
+}
+
+// A waiter spins (mutex: only while the owner runs) or sleeps.
+void KernelLocks::wait_or_spin(int lock_id, Waiter& waiter) {
+  Lock& lock = lk(lock_id);
+  if (lock.kind == LockKind::kSpinlock || owner_running(lock)) {
+    spin(waiter.tid, waiter);
+  } else {
+    sleep(lock, waiter);
+  }
+}
+
+void KernelLocks::spin(int tid, Waiter& waiter) {
+  waiter.state = WaitState::kSpinning;
+  waiter.spin_mark = sched_.task(tid).times.work;
+  sched_.replace_work(tid, kSpinChunkRefNs);
+}
+
+void KernelLocks::stop_spin(Waiter& waiter) {
+  if (waiter.state != WaitState::kSpinning) return;
+  Lock& lock = lk(ts(waiter.tid).waiting_for);
+  lock.stats->spin_ns += sched_.task(waiter.tid).times.work - waiter.spin_mark;
+  waiter.spin_mark = sched_.task(waiter.tid).times.work;
+}
+
+void KernelLocks::sleep(Lock& lock, Waiter& waiter) {
+  waiter.state = WaitState::kSleeping;
+  if (!waiter.counted_sleep) {
+    waiter.counted_sleep = true;  // now on the mutex's wait list
+    ++lock.stats->sleeps;
+  }
+  sched_.block(waiter.tid);
+}
+
+void KernelLocks::remove_waiter(Lock& lock, int tid) {
+  const auto it = std::find_if(lock.waiters.begin(), lock.waiters.end(),
+                               [tid](const Waiter& w) { return w.tid == tid; });
+  BSIM_CHECK(it != lock.waiters.end());
+  lock.waiters.erase(it);
+}
+
+// --- releasing -------------------------------------------------------------------------------
+
+bool KernelLocks::release(int tid, int lock_id) {
+  Lock& lock = lk(lock_id);
+  BSIM_CHECK_MSG(lock.owner == tid, "a lock released by a thread that does not hold it");
+  lock.stats->hold_ns.record(sched_.now() - lock.owned_since);
+  lock.owner = -1;
+  --ts(tid).holding;
+  unwatch(tid);
+  bool woke = false;
+  if (lock.kind == LockKind::kSpinlock) {
+    // Queued spinlock: the head of the queue, spinning with preemption off, takes it.
+    if (!lock.waiters.empty()) {
+      Waiter& next = lock.waiters.front();
+      BSIM_CHECK(next.state == WaitState::kSpinning);
+      const int next_tid = next.tid;
+      sched_.replace_work(next_tid, 0);
+      stop_spin(next);
+      lock.stats->wait_ns.record(sched_.now() - next.since);
+      lock.waiters.pop_front();
+      grant(lock_id, next_tid);  // its wait ends at its segment's end (on_work_done)
+    }
+    sched_.preempt_enable(tid);
+  } else if (lock.handoff_to >= 0) {
+    // A starved waiter asked for the lock: it is given to it directly (__mutex_handoff).
+    const int next_tid = lock.handoff_to;
+    Waiter* next = find_waiter(lock, next_tid);
+    BSIM_CHECK(next != nullptr);
+    ++lock.stats->handoffs;
+    lock.handoff_to = -1;
+    lock.owner = next_tid;  // owner in name; the grant completes when it runs
+    if (next->state == WaitState::kSleeping) {
+      next->state = WaitState::kWoken;
+      woke = true;
+      sched_.run(next_tid, 0);
+      sched_.wake(next_tid, sched::WakeContext{tid, sched_.task(tid).cpu, false, false});
+    } else if (next->state == WaitState::kSpinning &&
+               sched_.task(next_tid).state == TaskState::kRunning) {
+      sched_.replace_work(next_tid, 0);  // it sees the lock at once
+    }
+  } else {
+    // mutex_unlock(): the lock is free; a running optimistic spinner takes it first, and the
+    // first waiter on the wait list is woken to try again.
+    for (Waiter& w : lock.waiters) {
+      if (w.state == WaitState::kSpinning && sched_.task(w.tid).state == TaskState::kRunning) {
+        sched_.replace_work(w.tid, 0);  // takes the lock when its segment ends
+        break;
+      }
+    }
+    for (Waiter& w : lock.waiters) {
+      if (!w.counted_sleep) continue;  // not on the wait list
+      if (w.state == WaitState::kSleeping) {
+        w.state = WaitState::kWoken;
+        woke = true;
+        sched_.run(w.tid, 0);
+        sched_.wake(w.tid, sched::WakeContext{tid, sched_.task(tid).cpu, false, false});
+      }
+      break;
+    }
+  }
+  update_episodes(lock);
+  return woke;
+}
+
+// --- waiting threads' callbacks --------------------------------------------------------------
+
+// A waiter's segment ended: a spin stretch, a spin cut short by an unlock or a grant, or the
+// retry of a woken sleeper. It tries the lock again.
+void KernelLocks::on_work_done(int tid) {
+  const int lock_id = ts(tid).waiting_for;
+  BSIM_CHECK(lock_id >= 0);
+  Lock& lock = lk(lock_id);
+  if (lock.owner == tid) {
+    // Granted on release (spinlock queue or mutex handoff) while it spun or slept.
+    Waiter* w = find_waiter(lock, tid);
+    if (w != nullptr) {
+      stop_spin(*w);
+      lock.stats->wait_ns.record(sched_.now() - w->since);
+      remove_waiter(lock, tid);
+      // A handed-off owner was counted at the grant in name only: count it now.
+      lock.owned_since = sched_.now();
+      ++lock.stats->acquisitions;
+      ++ts(tid).holding;
+    }
+    ts(tid).waiting_for = -1;
+    update_episodes(lock);
+    client_.on_lock_granted(tid, lock_id);
+    return;
+  }
+  Waiter* w = find_waiter(lock, tid);
+  BSIM_CHECK(w != nullptr);
+  const bool may_take = lock.owner < 0 && (lock.handoff_to < 0 || lock.handoff_to == tid) &&
+                        (lock.kind == LockKind::kMutex || &lock.waiters.front() == w);
+  if (may_take) {
+    stop_spin(*w);
+    lock.stats->wait_ns.record(sched_.now() - w->since);
+    remove_waiter(lock, tid);
+    ts(tid).waiting_for = -1;
+    grant(lock_id, tid);
+    update_episodes(lock);
+    client_.on_lock_granted(tid, lock_id);
+    return;
+  }
+  if (w->state == WaitState::kWoken) {
+    // Woken and beaten to the lock: the first waiter asks for a handoff at the next unlock.
+    if (lock.handoff_to < 0 && &lock.waiters.front() == w) lock.handoff_to = tid;
+    wait_or_spin(lock_id, *w);
+  } else if (lock.kind == LockKind::kMutex && !owner_running(lock)) {
+    stop_spin(*w);
+    sleep(lock, *w);
+  } else {
+    stop_spin(*w);
+    spin(tid, *w);  // another stretch
+  }
+  update_episodes(lock);
+}
+
+void KernelLocks::on_switch(int tid, bool /*running*/) {
+  for (std::size_t id = 0; id < locks_.size(); ++id) {
+    const Lock& lock = locks_[id];
+    if (lock.owner == tid || ts(tid).waiting_for == static_cast<int>(id)) {
+      defer_check(static_cast<int>(id));
+    }
+  }
+}
+
+// Switches happen deep inside the scheduler: the lock looks at its threads again from a
+// separate event at the same time.
+void KernelLocks::defer_check(int lock_id) {
+  Lock& lock = lk(lock_id);
+  if (lock.check_pending) return;
+  lock.check_pending = true;
+  context_.engine.schedule(sched_.now(), target_, 0, static_cast<std::uint32_t>(lock_id));
+}
+
+void KernelLocks::on_event(const engine::Event& event) { check(static_cast<int>(event.id)); }
+
+// mutex: running spinners whose owner no longer runs go to sleep (mutex_spin_on_owner gives
+// up); a running spinner finding the lock free is cut short to take it. Then the episodes.
+void KernelLocks::check(int lock_id) {
+  Lock& lock = lk(lock_id);
+  lock.check_pending = false;
+  if (lock.kind == LockKind::kMutex) {
+    std::vector<int> to_sleep;
+    for (Waiter& w : lock.waiters) {
+      if (w.state != WaitState::kSpinning || sched_.task(w.tid).state != TaskState::kRunning) {
+        continue;
+      }
+      if (lock.owner < 0 || lock.owner == w.tid) {
+        sched_.replace_work(w.tid, 0);  // takes it at its segment's end
+      } else if (!owner_running(lock)) {
+        to_sleep.push_back(w.tid);
+      }
+    }
+    for (int tid : to_sleep) {
+      Waiter* w = find_waiter(lock, tid);
+      stop_spin(*w);
+      sleep(lock, *w);
+    }
+  }
+  update_episodes(lock);
+}
+
+void KernelLocks::update_episodes(Lock& lock) {
+  const SimTime now = sched_.now();
+  bool preempted = false;
+  bool inverted = false;
+  if (lock.owner >= 0 && sched_.task(lock.owner).state == TaskState::kRunnable &&
+      !lock.waiters.empty()) {
+    preempted = true;
+    const int owner_prio = sched_.task(lock.owner).prio();
+    for (const Waiter& w : lock.waiters) {
+      if (sched_.task(w.tid).prio() < owner_prio) inverted = true;
+    }
+  }
+  LockStats& s = *lock.stats;
+  if (preempted && lock.preempted_since < 0) {
+    lock.preempted_since = now;
+    ++s.owner_preempted;
+  } else if (!preempted && lock.preempted_since >= 0) {
+    s.owner_preempted_ns += now - lock.preempted_since;
+    lock.preempted_since = -1;
+  }
+  if (inverted && lock.inversion_since < 0) {
+    lock.inversion_since = now;
+    ++s.inversions;
+  } else if (!inverted && lock.inversion_since >= 0) {
+    s.inversion_ns += now - lock.inversion_since;
+    lock.inversion_since = -1;
+  }
+}
+
+}  // namespace bindersim::binder

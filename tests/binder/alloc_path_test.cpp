@@ -1,0 +1,125 @@
+// The binder allocator on the driver's paths: which process's allocator each side of a call
+// uses, page installation inside or outside the allocator mutex, the async budget running out
+// (the send fails and is counted), and the shrinker reclaiming freed pages.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "driver_fixture.hpp"
+
+namespace bindersim::binder::testing {
+namespace {
+
+constexpr int kGold0 = 4;
+constexpr int kGold1 = 5;
+
+// One two-way call of `payload` bytes from a client on gold 0 to a server looper on gold 1,
+// then, after `pause`, a second one.
+struct TwoCalls {
+  explicit TwoCalls(KernelOptions options, std::int64_t payload = 0, SimTime pause = kMillisecond)
+      : h("fifo", options) {
+    server = h.add_server("server", 0);
+    h.pin_loopers("server", {kGold1});
+    clients = h.add_client_process();
+    client = h.add_thread(clients, "client", kGold0);
+    h.user.start_at(client, 100 * kMicrosecond);
+    for (int i = 0; i < 2; ++i) {
+      if (i == 1) h.user.then(client, [this, pause](int t) { h.driver.sleep(t, pause, 0); });
+      h.user.then(client,
+                  [this, payload](int t) { h.driver.call(t, server, 0, payload, false, 10'000); });
+    }
+    h.run_until(100 * kMillisecond);
+  }
+  DriverHarness h;
+  int server = -1;
+  int clients = -1;  // the client's process
+  int client = -1;
+};
+
+TEST(AllocPathTest, EachSideAllocatesInThePeerAndFreesInItsOwnProcess) {
+  // Per call the request is allocated in the server and freed by the server's looper, the
+  // reply allocated in the client and freed with the client's next call: two calls take four
+  // allocations; the first call's two buffers are freed by then (the second call's reply
+  // buffer waits for a third call). Each allocation and free takes an allocator lock.
+  TwoCalls run{KernelOptions{}};
+  ASSERT_EQ(run.h.user.replies().size(), 2U);
+  const stats::AllocatorStats stats = run.h.driver.allocator_stats();
+  EXPECT_EQ(stats.allocations, 4U);
+  EXPECT_EQ(run.h.driver.allocator(run.server).allocated_buffers(), 0);
+  EXPECT_EQ(run.h.driver.allocator(run.clients).allocated_buffers(), 1);
+  EXPECT_EQ(stats.alloc_lock.acquisitions, 4U + 3U);
+  EXPECT_EQ(stats.alloc_lock.contended, 0U);
+}
+
+TEST(AllocPathTest, FirstUseInstallsPagesInsideTheMutexOnlyWhenToldSo) {
+  // The first call installs one page in each process (request and reply buffers); the second
+  // reuses them from the LRU. With page installation inside the mutex (6.1) the longest hold
+  // covers an installation (3 us of reference work); outside it, no hold does.
+  KernelOptions locked;
+  locked.install_pages_locked = true;
+  KernelOptions unlocked;
+  unlocked.install_pages_locked = false;
+  TwoCalls in{locked};
+  TwoCalls out{unlocked};
+  for (const TwoCalls* run : {&in, &out}) {
+    const stats::AllocatorStats stats = run->h.driver.allocator_stats();
+    EXPECT_EQ(stats.pages_installed, 2U);
+    EXPECT_EQ(stats.pages_installed_locked, run == &in);
+  }
+  const SimTime install = in.h.topology.costs().page_install_ref_ns;
+  ASSERT_GT(install, 0);
+  EXPECT_GE(in.h.driver.allocator_stats().alloc_lock.hold_ns.max(), install);
+  EXPECT_LT(out.h.driver.allocator_stats().alloc_lock.hold_ns.max(), install);
+}
+
+TEST(AllocPathTest, ShrinkerReclaimsFreedPagesAndTheNextCallInstallsThemAgain) {
+  // Under memory pressure the shrinker unmaps the freed pages between the two calls (10 ms
+  // apart, a scan every millisecond), so the second call installs its pages again; without
+  // pressure the pages stay and are installed once.
+  KernelOptions pressure;
+  pressure.memory_pressure.scan_interval_ns = kMillisecond;
+  TwoCalls with{pressure, 0, 10 * kMillisecond};
+  TwoCalls without{KernelOptions{}, 0, 10 * kMillisecond};
+  EXPECT_GE(with.h.driver.shrinker_tid(), 0);
+  EXPECT_EQ(without.h.driver.shrinker_tid(), -1);
+  EXPECT_GE(with.h.driver.allocator_stats().pages_reclaimed, 1U);
+  EXPECT_GT(with.h.driver.allocator_stats().pages_installed,
+            without.h.driver.allocator_stats().pages_installed);
+  EXPECT_EQ(without.h.driver.allocator_stats().pages_reclaimed, 0U);
+  EXPECT_EQ(without.h.driver.allocator_stats().pages_installed, 2U);
+}
+
+TEST(AllocPathTest, AsyncBudgetExhaustionFailsTheOnewaySendAndIsCounted) {
+  // The server handles oneway work slowly (one at a time per node), so the buffers of queued
+  // oneway sends stay allocated. Six 100 KiB sends: the async budget (half of 1 MiB - 2 pages,
+  // 520,192 bytes) holds five; the sixth fails with BR_FAILED_REPLY, is counted, and is never
+  // delivered. A two-way call of the same size still finds room in the rest of the space.
+  DriverHarness h("fifo", KernelOptions{});
+  const int server = h.add_server("server", 0);
+  h.pin_loopers("server", {kGold1});
+  const int clients = h.add_client_process();
+  const int client = h.add_thread(clients, "client", kGold0);
+  h.user.start_at(client, 100 * kMicrosecond);
+  constexpr std::int64_t kPayload = 100 * 1024;
+  for (int i = 0; i < 6; ++i) {
+    h.user.then(client, [&h, server](int t) {
+      h.driver.call(t, server, 0, kPayload, true, 50 * kMillisecond);
+    });
+  }
+  h.user.then(client, [&h, server](int t) { h.driver.call(t, server, 0, kPayload, false, 1000); });
+  h.run_until(20 * kMillisecond);
+  EXPECT_EQ(h.user.failed_oneway(), 1);
+  EXPECT_EQ(h.user.oneway_sent().size(), 6U);
+  EXPECT_EQ(h.driver.allocator_stats().failed_async_space, 1U);
+  EXPECT_EQ(h.driver.counters().failed_sends, 1U);
+  // The two-way call was allocated beside the five oneway buffers; its reply came back.
+  EXPECT_EQ(h.driver.allocator_stats().failed_no_space, 0U);
+  // Only the first oneway is being handled; the two-way call waits behind it for the looper.
+  h.run_until(2000 * kMillisecond);
+  ASSERT_EQ(h.user.replies().size(), 1U);
+  EXPECT_FALSE(h.user.replies()[0].record.failed);
+  EXPECT_EQ(h.user.received().size(), 6U);  // five oneway, one two-way
+}
+
+}  // namespace
+}  // namespace bindersim::binder::testing

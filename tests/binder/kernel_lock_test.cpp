@@ -1,0 +1,317 @@
+// Behaviour of the kernel locks on the allocator paths: the mutex (optimistic spinning while
+// the owner runs, sleeping otherwise, wakeup on unlock, handoff to a starved waiter), the
+// queued spinlock (no preemption while held, FIFO grant), trylock, and the statistics of
+// lock-holder preemption and priority inversion, on the SA8155P scheduler.
+#include "bindersim/binder/kernel_lock.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "../sched/sched_fixture.hpp"
+
+namespace bindersim::binder {
+namespace {
+
+using engine::kMicrosecond;
+using engine::kMillisecond;
+using engine::SimTime;
+using sched::fixture::fair_params;
+using sched::fixture::only;
+using sched::fixture::rt_params;
+
+// What a test thread does, step by step.
+struct Op {
+  enum class Kind { kWork, kLock, kTryLock, kUnlock } kind;
+  std::int64_t value = 0;  // work in reference ns
+};
+Op work(std::int64_t ns) { return Op{Op::Kind::kWork, ns}; }
+Op lock() { return Op{Op::Kind::kLock, 0}; }
+Op try_lock() { return Op{Op::Kind::kTryLock, 0}; }
+Op unlock() { return Op{Op::Kind::kUnlock, 0}; }
+
+// A scheduler, one lock, and threads that run scripts of work, lock and unlock, then block.
+class LockHarness final : public sched::TaskOwner, public LockClient {
+ public:
+  explicit LockHarness(LockKind kind)
+      : topology_(sched::fixture::load_sa8155p()),
+        context_(topology_, 1),
+        cost_(topology_),
+        placement_("mainline"),
+        sched_(context_, cost_, placement_, sched::SchedTunables{}),
+        locks_(context_, sched_, *this),
+        timer_(context_.engine) {
+    sched_.set_owner(*this);
+    lock_ = locks_.add(kind, stats_);
+  }
+
+  // A thread that starts at `start` (woken on its allowed CPU) and runs `script`.
+  int thread(const sched::TaskParams& params, SimTime start, std::vector<Op> script) {
+    const int tid = sched_.create_task(params);
+    scripts_[tid] = Script{std::move(script), 0};
+    timer_.at(start, [this, tid] {
+      sched_.run(tid, 0);
+      sched_.wake_new(tid, -1);
+    });
+    return tid;
+  }
+  void run_until(SimTime time) {
+    timer_.at(time, [] {});
+    context_.engine.run(time);
+  }
+
+  // sched::TaskOwner
+  void on_work_done(int tid) override {
+    if (locks_.waiting(tid)) {
+      locks_.on_work_done(tid);
+      return;
+    }
+    advance(tid);
+  }
+  void on_resume(int /*tid*/, int /*cpu*/) override {}
+  void on_switch(int tid, bool running) override { locks_.on_switch(tid, running); }
+  // LockClient
+  void on_lock_granted(int tid, int /*lock*/) override {
+    granted_at_[tid] = sched_.now();
+    advance(tid);
+  }
+
+  const LockStats& stats() const { return stats_; }
+  sched::Scheduler& sched() { return sched_; }
+  KernelLocks& locks() { return locks_; }
+  int lock_id() const { return lock_; }
+  SimTime granted_at(int tid) const { return granted_at_.at(tid); }
+  SimTime released_at(int tid) const { return released_at_.at(tid); }
+  bool has_granted(int tid) const { return granted_at_.count(tid) != 0; }
+  bool try_failed(int tid) const { return try_failed_.count(tid) != 0; }
+  SimTime finished_at(int tid) const { return finished_at_.at(tid); }
+
+ private:
+  struct Script {
+    std::vector<Op> ops;
+    std::size_t next = 0;
+  };
+  void advance(int tid) {
+    Script& s = scripts_.at(tid);
+    while (s.next < s.ops.size()) {
+      const Op op = s.ops[s.next++];
+      switch (op.kind) {
+        case Op::Kind::kWork:
+          sched_.run(tid, op.value);
+          return;
+        case Op::Kind::kLock:
+          if (!locks_.acquire(tid, lock_)) return;
+          granted_at_[tid] = sched_.now();
+          break;
+        case Op::Kind::kTryLock:
+          if (locks_.try_acquire(tid, lock_)) {
+            granted_at_[tid] = sched_.now();
+          } else {
+            try_failed_[tid] = true;
+            s.next = s.ops.size();  // gives up
+          }
+          break;
+        case Op::Kind::kUnlock:
+          released_at_[tid] = sched_.now();
+          if (locks_.release(tid, lock_)) {
+            sched_.run(tid, 1000);  // waking a waiter costs the releaser
+            return;
+          }
+          break;
+      }
+    }
+    finished_at_[tid] = sched_.now();
+    sched_.block(tid);
+  }
+
+  topology::Topology topology_;
+  engine::SimContext context_;
+  cost::CostModel cost_;
+  sched::fixture::RecordingPlacement placement_;
+  sched::Scheduler sched_;
+  LockStats stats_;
+  KernelLocks locks_;
+  sched::fixture::Timer timer_;
+  int lock_ = -1;
+  std::map<int, Script> scripts_;
+  std::map<int, SimTime> granted_at_;
+  std::map<int, SimTime> released_at_;
+  std::map<int, SimTime> finished_at_;
+  std::map<int, bool> try_failed_;
+};
+
+constexpr int kGold0 = 4;
+constexpr int kGold1 = 5;
+constexpr int kGold2 = 6;
+
+TEST(KernelLockTest, UncontendedMutexIsTakenAtOnce) {
+  // A free mutex is taken without waiting: one acquisition, not contended, its hold time the
+  // work done under it.
+  LockHarness h(LockKind::kMutex);
+  const int a = h.thread(fair_params("a", 0, only(kGold0)), 0,
+                         {work(10 * kMicrosecond), lock(), work(50 * kMicrosecond), unlock()});
+  h.run_until(10 * kMillisecond);
+  EXPECT_EQ(h.stats().acquisitions, 1U);
+  EXPECT_EQ(h.stats().contended, 0U);
+  EXPECT_EQ(h.stats().wait_ns.count(), 0U);
+  ASSERT_EQ(h.stats().hold_ns.count(), 1U);
+  EXPECT_EQ(h.released_at(a) - h.granted_at(a), h.stats().hold_ns.max());
+  EXPECT_GE(h.stats().hold_ns.max(), 50 * kMicrosecond);
+  EXPECT_EQ(h.locks().owner(h.lock_id()), -1);
+}
+
+TEST(KernelLockTest, MutexWaiterSpinsWhileTheOwnerRunsAndTakesTheLockAtTheUnlock) {
+  // The owner runs on gold 0 for 200 us under the lock; a waiter on gold 1 arrives while it
+  // runs: it spins (never sleeps), burning its CPU, and holds the lock at the owner's unlock.
+  LockHarness h(LockKind::kMutex);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(200 * kMicrosecond), unlock()});
+  const int waiter = h.thread(fair_params("waiter", 0, only(kGold1)), 50 * kMicrosecond,
+                              {lock(), work(10 * kMicrosecond), unlock()});
+  h.run_until(10 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(waiter));
+  EXPECT_EQ(h.granted_at(waiter), h.released_at(owner));
+  EXPECT_EQ(h.stats().contended, 1U);
+  EXPECT_EQ(h.stats().sleeps, 0U);
+  // It spun from its attempt to the grant: most of the owner's 200 us.
+  EXPECT_GT(h.stats().spin_ns, 100 * kMicrosecond);
+  EXPECT_LE(h.stats().spin_ns, h.granted_at(waiter) - 50 * kMicrosecond);
+  ASSERT_EQ(h.stats().wait_ns.count(), 1U);
+  EXPECT_GE(h.stats().wait_ns.max(), h.stats().spin_ns);
+  EXPECT_EQ(h.stats().owner_preempted, 0U);
+}
+
+TEST(KernelLockTest, PreemptedMutexOwnerSendsSpinnersToSleepAndCountsAnInversion) {
+  // A nice-0 owner on gold 0 is preempted by an RT task for 300 us while it holds the mutex.
+  // The nice -10 waiter on gold 1 stops spinning and sleeps (mutex_spin_on_owner gives up when
+  // the owner is off the CPU): one lock-holder preemption and, since the waiter has the
+  // higher priority, one inversion lasting as long as the preemption.
+  LockHarness h(LockKind::kMutex);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(100 * kMicrosecond), unlock()});
+  const int waiter = h.thread(fair_params("waiter", -10, only(kGold1)), 20 * kMicrosecond,
+                              {lock(), work(10 * kMicrosecond), unlock()});
+  h.thread(rt_params("rt", 50, only(kGold0)), 40 * kMicrosecond, {work(300 * kMicrosecond)});
+  h.run_until(10 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(waiter));
+  EXPECT_EQ(h.stats().sleeps, 1U);
+  EXPECT_EQ(h.stats().owner_preempted, 1U);
+  EXPECT_EQ(h.stats().inversions, 1U);
+  // The episode lasts while the RT task runs: about 300 us (its switch costs aside).
+  EXPECT_GE(h.stats().inversion_ns, 300 * kMicrosecond);
+  EXPECT_LT(h.stats().inversion_ns, 400 * kMicrosecond);
+  EXPECT_EQ(h.stats().inversion_ns, h.stats().owner_preempted_ns);
+  // The waiter sleeps: the owner's unlock wakes it, after the RT task is done.
+  EXPECT_GT(h.granted_at(waiter), h.released_at(owner));
+  EXPECT_GT(h.released_at(owner), 340 * kMicrosecond);
+}
+
+TEST(KernelLockTest, EqualPriorityWaiterIsLockHolderPreemptionButNoInversion) {
+  // The same preemption with a waiter of the owner's own priority: an episode of lock-holder
+  // preemption, no priority inversion.
+  LockHarness h(LockKind::kMutex);
+  h.thread(fair_params("owner", 0, only(kGold0)), 0, {lock(), work(100 * kMicrosecond), unlock()});
+  h.thread(fair_params("waiter", 0, only(kGold1)), 20 * kMicrosecond,
+           {lock(), work(10 * kMicrosecond), unlock()});
+  h.thread(rt_params("rt", 50, only(kGold0)), 40 * kMicrosecond, {work(300 * kMicrosecond)});
+  h.run_until(10 * kMillisecond);
+  EXPECT_EQ(h.stats().owner_preempted, 1U);
+  EXPECT_GE(h.stats().owner_preempted_ns, 300 * kMicrosecond);
+  EXPECT_EQ(h.stats().inversions, 0U);
+  EXPECT_EQ(h.stats().inversion_ns, 0);
+}
+
+TEST(KernelLockTest, SpinlockOwnerIsNotPreemptedUntilItUnlocks) {
+  // Preemption is disabled while a spinlock is held: an RT task woken on the owner's CPU
+  // while it holds the lock runs only once the lock is released. With a mutex it runs at
+  // once and the owner waits.
+  for (const LockKind kind : {LockKind::kSpinlock, LockKind::kMutex}) {
+    LockHarness h(kind);
+    const int owner =
+        h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                 {lock(), work(200 * kMicrosecond), unlock(), work(50 * kMicrosecond)});
+    const int rt =
+        h.thread(rt_params("rt", 50, only(kGold0)), 50 * kMicrosecond, {work(100 * kMicrosecond)});
+    h.run_until(10 * kMillisecond);
+    if (kind == LockKind::kSpinlock) {
+      EXPECT_GE(h.finished_at(rt), h.released_at(owner) + 100 * kMicrosecond);
+      EXPECT_LT(h.released_at(owner), 260 * kMicrosecond);
+    } else {
+      EXPECT_LT(h.finished_at(rt), 200 * kMicrosecond);
+      EXPECT_GT(h.released_at(owner), 300 * kMicrosecond);
+    }
+    EXPECT_EQ(h.sched().task(owner).preempt_count, 0);
+  }
+}
+
+TEST(KernelLockTest, SpinlockWaitersSpinAndAreGrantedInArrivalOrder) {
+  // Two waiters spin on a held spinlock; the one that arrived first gets it first, the second
+  // at the first's unlock. Nobody sleeps; all the waiting is spinning.
+  LockHarness h(LockKind::kSpinlock);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(100 * kMicrosecond), unlock()});
+  const int first = h.thread(fair_params("first", 0, only(kGold1)), 20 * kMicrosecond,
+                             {lock(), work(30 * kMicrosecond), unlock()});
+  const int second = h.thread(fair_params("second", 0, only(kGold2)), 30 * kMicrosecond,
+                              {lock(), work(30 * kMicrosecond), unlock()});
+  h.run_until(10 * kMillisecond);
+  EXPECT_EQ(h.granted_at(first), h.released_at(owner));
+  EXPECT_EQ(h.granted_at(second), h.released_at(first));
+  EXPECT_EQ(h.stats().sleeps, 0U);
+  EXPECT_EQ(h.stats().contended, 2U);
+  EXPECT_EQ(h.stats().acquisitions, 3U);
+  ASSERT_EQ(h.stats().wait_ns.count(), 2U);
+  // Spinning covers the waits (less the switch-in stalls before each started spinning).
+  const SimTime waits = static_cast<SimTime>(h.stats().wait_ns.sum());
+  EXPECT_LE(h.stats().spin_ns, waits);
+  EXPECT_GT(h.stats().spin_ns, waits - 20 * kMicrosecond);
+}
+
+TEST(KernelLockTest, TrylockFailsOnAHeldLockAndSucceedsOnAFreeOne) {
+  // mutex_trylock(): fails (and is counted) while another thread holds the lock, succeeds once
+  // it is free; it never waits.
+  LockHarness h(LockKind::kMutex);
+  h.thread(fair_params("owner", 0, only(kGold0)), 0, {lock(), work(100 * kMicrosecond), unlock()});
+  const int early = h.thread(fair_params("early", 0, only(kGold1)), 20 * kMicrosecond,
+                             {try_lock(), work(5 * kMicrosecond), unlock()});
+  const int late = h.thread(fair_params("late", 0, only(kGold2)), 500 * kMicrosecond,
+                            {try_lock(), work(5 * kMicrosecond), unlock()});
+  h.run_until(10 * kMillisecond);
+  EXPECT_TRUE(h.try_failed(early));
+  EXPECT_FALSE(h.has_granted(early));
+  EXPECT_FALSE(h.try_failed(late));
+  EXPECT_TRUE(h.has_granted(late));
+  EXPECT_EQ(h.stats().trylock_failures, 1U);
+  EXPECT_EQ(h.stats().contended, 0U);
+  EXPECT_EQ(h.stats().acquisitions, 2U);
+}
+
+TEST(KernelLockTest, WokenWaiterBeatenByASpinnerGetsTheLockHandedOff) {
+  // A sleeps on the mutex while the owner is preempted by an RT task (on gold, 300 us of
+  // reference work take about 350 us). C arrives once the owner runs again and spins; at the
+  // owner's unlock C, running, takes the lock while A is only being woken. A, beaten, asks for
+  // a handoff and spins; D arrives later and spins too. At C's unlock the lock goes to A,
+  // not to D: one handoff.
+  LockHarness h(LockKind::kMutex);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(100 * kMicrosecond), unlock()});
+  const int a = h.thread(fair_params("a", 0, only(kGold1)), 20 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  h.thread(rt_params("rt", 50, only(kGold0)), 40 * kMicrosecond, {work(300 * kMicrosecond)});
+  const int c = h.thread(fair_params("c", 0, only(sched::fixture::kPrime)), 450 * kMicrosecond,
+                         {lock(), work(100 * kMicrosecond), unlock()});
+  const int d = h.thread(fair_params("d", 0, only(sched::fixture::kSilver0)), 520 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  h.run_until(20 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(a) && h.has_granted(c) && h.has_granted(d));
+  EXPECT_EQ(h.granted_at(c), h.released_at(owner));
+  EXPECT_EQ(h.granted_at(a), h.released_at(c));
+  EXPECT_GT(h.granted_at(d), h.granted_at(a));
+  EXPECT_EQ(h.stats().handoffs, 1U);
+  EXPECT_EQ(h.stats().sleeps, 1U);  // A only: C and D found the owner running
+}
+
+}  // namespace
+}  // namespace bindersim::binder
