@@ -80,9 +80,17 @@ SimTime CostModel::transfer(int from_cpu, int to_cpu, std::int64_t bytes) {
 
 void CostModel::on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz) {
   if (ns <= 0) return;
-  // cycles = ns x kHz / 10^6, kept exact with 128-bit arithmetic.
-  const Uint128 cycles = static_cast<Uint128>(ns) * static_cast<Uint128>(freq_khz) / 1'000'000U;
-  counters_.cpu_cycles += static_cast<std::uint64_t>(cycles);
+  // cycles = ns x kHz / 10^6, exact: in 64 bits when the product fits (always, for spans
+  // below about an hour), else in 128 bits. A 64-bit division by a constant is a multiply; a
+  // 128-bit one is a library call.
+  std::uint64_t product = 0;
+  if (!__builtin_mul_overflow(static_cast<std::uint64_t>(ns), static_cast<std::uint64_t>(freq_khz),
+                              &product)) {
+    counters_.cpu_cycles += product / 1'000'000U;
+  } else {
+    const Uint128 cycles = static_cast<Uint128>(ns) * static_cast<Uint128>(freq_khz) / 1'000'000U;
+    counters_.cpu_cycles += static_cast<std::uint64_t>(cycles);
+  }
   const auto& costs = topology_.costs();
   refs_fraction_ += static_cast<double>(work_ref_ns) / 1000.0 * costs.cache_refs_per_ref_us;
   const double whole_refs = std::floor(refs_fraction_);

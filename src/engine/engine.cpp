@@ -36,7 +36,7 @@ void Engine::set_progress(ProgressHook* hook, std::uint64_t every_events) {
 
 void Engine::run(SimTime until) {
   stopped_ = false;
-  while (!stopped_ && !queue_.empty() && queue_.top().time <= until) {
+  while (!stopped_ && !queue_.empty() && queue_.top_time() <= until) {
     const Event event = queue_.pop();
     now_ = event.time;
     ++dispatched_;

@@ -1,56 +1,127 @@
 #include "bindersim/engine/event_queue.hpp"
 
-#include <utility>
-
-#include "bindersim/common/error.hpp"
+#include <algorithm>
 
 namespace bindersim::engine {
-namespace {
-constexpr std::size_t kArity = 4;
+
+void EventQueue::reserve(std::size_t n) {
+  ensure_capacity(n + 1);
+  payloads_.reserve(n);
+  free_slots_.reserve(n);
+}
+
+void EventQueue::ensure_capacity(std::size_t count) {
+  if (count + kArity <= keys_.size()) return;
+  const std::size_t size = std::max(count + kArity, 2 * keys_.size());
+  keys_.resize(size, kPadKey);
+  slots_.resize(size, 0);
 }
 
 void EventQueue::push(SimTime time, std::uint16_t target, std::uint16_t kind, std::uint32_t id,
                       std::uint64_t arg) {
-  heap_.push_back(Event{time, next_sequence_++, target, kind, id, arg});
-  sift_up(heap_.size() - 1);
+  std::uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    BSIM_CHECK(payloads_.size() < UINT32_MAX);
+    slot = static_cast<std::uint32_t>(payloads_.size());
+    payloads_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  payloads_[slot] = Payload{arg, id, target, kind};
+  const Uint128 key = key_of(time, next_sequence_++);
+  if (vacant_root_) {
+    vacant_root_ = false;
+    sift_down_from_root(++size_, key, slot);
+    return;
+  }
+  ensure_capacity(size_ + 1);
+  sift_up(size_++, key, slot);
+}
+
+std::size_t EventQueue::least_child(std::size_t first) const {
+  // Chosen with arithmetic, not branches: the comparisons are unpredictable. Padding keys never
+  // win against a real entry.
+  const Uint128* keys = keys_.data();
+  const std::size_t a = first + static_cast<std::size_t>(keys[first + 1] < keys[first]);
+  const std::size_t b = first + 2 + static_cast<std::size_t>(keys[first + 3] < keys[first + 2]);
+  return a ^ ((a ^ b) & (std::size_t{0} - static_cast<std::size_t>(keys[b] < keys[a])));
+}
+
+// Places (key, slot) at `index` or above: parents later than the key move down.
+void EventQueue::sift_up(std::size_t index, Uint128 key, std::uint32_t slot) {
+  while (index > 0) {
+    const std::size_t parent = (index - 1) / kArity;
+    if (!(key < keys_[parent])) break;
+    keys_[index] = keys_[parent];
+    slots_[index] = slots_[parent];
+    index = parent;
+  }
+  keys_[index] = key;
+  slots_[index] = slot;
+}
+
+void EventQueue::sift_down_from_root(std::size_t count, Uint128 key, std::uint32_t slot) {
+  std::size_t hole = 0;
+  while (true) {
+    const std::size_t first = hole * kArity + 1;
+    if (first >= count) break;
+    const std::size_t best = least_child(first);
+    if (!(keys_[best] < key)) break;
+    keys_[hole] = keys_[best];
+    slots_[hole] = slots_[best];
+    hole = best;
+  }
+  keys_[hole] = key;
+  slots_[hole] = slot;
+}
+
+void EventQueue::settle() {
+  vacant_root_ = false;
+  // Entries are [1, size_ + 1): the last one leaves its position (padding from now on), the
+  // gap moves down along the least children to the bottom, and the last entry rises from
+  // there. It usually belongs near the bottom, so this saves a comparison per level.
+  const std::size_t last = size_;
+  const Uint128 moving_key = keys_[last];
+  const std::uint32_t moving_slot = slots_[last];
+  keys_[last] = kPadKey;
+  if (last == 0) return;
+  std::size_t hole = 0;
+  while (true) {
+    const std::size_t first = hole * kArity + 1;
+    if (first >= last) break;
+    const std::size_t best = least_child(first);
+    keys_[hole] = keys_[best];
+    slots_[hole] = slots_[best];
+    hole = best;
+  }
+  sift_up(hole, moving_key, moving_slot);
+}
+
+Event EventQueue::event_at(std::size_t index) const {
+  const Payload& payload = payloads_[slots_[index]];
+  return Event{time_of(keys_[index]),
+               sequence_of(keys_[index]),
+               payload.target,
+               payload.kind,
+               payload.id,
+               payload.arg};
+}
+
+Event EventQueue::top() {
+  BSIM_CHECK(!empty());
+  if (vacant_root_) settle();
+  return event_at(0);
 }
 
 Event EventQueue::pop() {
-  BSIM_CHECK(!heap_.empty());
-  Event result = heap_.front();
-  heap_.front() = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) sift_down(0);
+  BSIM_CHECK(!empty());
+  if (vacant_root_) settle();
+  const Event result = event_at(0);
+  free_slots_.push_back(slots_[0]);
+  vacant_root_ = true;
+  --size_;
   return result;
-}
-
-void EventQueue::sift_up(std::size_t index) {
-  Event moving = heap_[index];
-  while (index > 0) {
-    const std::size_t parent = (index - 1) / kArity;
-    if (!before(moving, heap_[parent])) break;
-    heap_[index] = heap_[parent];
-    index = parent;
-  }
-  heap_[index] = moving;
-}
-
-void EventQueue::sift_down(std::size_t index) {
-  Event moving = heap_[index];
-  const std::size_t size = heap_.size();
-  while (true) {
-    const std::size_t first = index * kArity + 1;
-    if (first >= size) break;
-    std::size_t best = first;
-    const std::size_t last = first + kArity < size ? first + kArity : size;
-    for (std::size_t child = first + 1; child < last; ++child) {
-      if (before(heap_[child], heap_[best])) best = child;
-    }
-    if (!before(heap_[best], moving)) break;
-    heap_[index] = heap_[best];
-    index = best;
-  }
-  heap_[index] = moving;
 }
 
 }  // namespace bindersim::engine

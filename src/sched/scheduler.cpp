@@ -139,14 +139,14 @@ double carried(double value, double keep, bool active, double ceiling) {
 double Scheduler::cpu_load(int cpu) const {
   const RunQueue& r = rq(cpu);
   const int weight = runnable_fair_weight(cpu);
-  return carried(r.load_fair, pelt_decay(now() - r.signals_at), weight > 0, weight);
+  return carried(r.load_fair, decay_(now() - r.signals_at), weight > 0, weight);
 }
 
 const Scheduler::UtilMemo& Scheduler::util_memo(int cpu) const {
   UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
   if (memo.at == now()) return memo;
   const RunQueue& r = rq(cpu);
-  const double keep = pelt_decay(now() - r.signals_at);
+  const double keep = decay_(now() - r.signals_at);
   const bool rt_running = r.curr >= 0 && task(r.curr).is_rt();
   const bool fair_running = r.curr >= 0 && !rt_running;
   memo.fair = carried(r.util_fair, keep, fair_running, current_capacity(cpu));
@@ -247,13 +247,13 @@ void Scheduler::update_pelt(Task& task) {
   if (task.util.last_update() == task.runnable.last_update()) {
     // Both signals are always brought up together: one decay factor serves both.
     if (now() <= task.util.last_update()) return;
-    const double keep = pelt_decay(now() - task.util.last_update());
+    const double keep = decay_(now() - task.util.last_update());
     task.util.advance(now(), keep, running, capacity);
     task.runnable.advance(now(), keep, runnable, 1024.0);
     return;
   }
-  task.util.update(now(), running, capacity);
-  task.runnable.update(now(), runnable, 1024.0);
+  task.util.update(now(), running, capacity, decay_);
+  task.runnable.update(now(), runnable, 1024.0, decay_);
 }
 
 // Brings the run queue's aggregated signals to now with the state they had since their last
@@ -265,7 +265,7 @@ void Scheduler::sync_rq_signals(int cpu) {
   util_memo_[static_cast<std::size_t>(cpu)].at = engine::kNever;
   RunQueue& r = q(cpu);
   if (now() <= r.signals_at) return;
-  const double keep = pelt_decay(now() - r.signals_at);
+  const double keep = decay_(now() - r.signals_at);
   const bool fair_running = r.curr >= 0 && !t(r.curr).is_rt();
   const bool rt_running = r.curr >= 0 && t(r.curr).is_rt();
   const double capacity = current_capacity(cpu);

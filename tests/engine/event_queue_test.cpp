@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -131,6 +132,42 @@ TEST(EventQueueTest, RandomWorkloadMatchesStableSortByTime) {
     ASSERT_EQ(event.sequence, id);  // the sequence number is the insertion index
   }
   EXPECT_TRUE(queue.empty());
+}
+
+TEST(EventQueueTest, TopPushAndPopInAnyOrderFollowTimeThenInsertion) {
+  // Against a reference ordered set of (time, insertion index): after any mix of pushes, pops
+  // and peeks (a peek right after a pop, a push right after a pop, several pops in a row),
+  // top() and pop() give the least pending pair, and size() the number pending. Times spread
+  // widely and also tie, and the queue grows to thousands of entries and drains to empty more
+  // than once.
+  EventQueue queue;
+  std::set<std::pair<SimTime, std::uint32_t>> reference;
+  TestRng rng(99);
+  std::uint32_t next_id = 0;
+  SimTime floor = 0;
+  for (int step = 0; step < 200'000; ++step) {
+    const std::uint64_t phase = (static_cast<std::uint64_t>(step) / 20'000) % 2;  // grow, drain
+    const std::uint64_t roll = rng.below(100);
+    if (reference.empty() || roll < (phase == 0 ? 60u : 20u)) {
+      const SimTime time =
+          floor + static_cast<SimTime>(rng.below(3) == 0 ? rng.below(3) : rng.below(1'000'000));
+      queue.push(time, 1, 2, next_id, next_id * 3ULL);
+      reference.emplace(time, next_id++);
+    } else if (roll < 80) {
+      const Event event = queue.pop();
+      ASSERT_EQ(std::make_pair(event.time, event.id), *reference.begin()) << "at step " << step;
+      EXPECT_EQ(event.sequence, event.id);
+      EXPECT_EQ(event.arg, event.id * 3ULL);
+      reference.erase(reference.begin());
+      floor = event.time;
+    } else {
+      const Event event = queue.top();
+      ASSERT_EQ(std::make_pair(event.time, event.id), *reference.begin()) << "at step " << step;
+      ASSERT_EQ(queue.top_time(), event.time);
+    }
+    ASSERT_EQ(queue.size(), reference.size());
+    ASSERT_EQ(queue.empty(), reference.empty());
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

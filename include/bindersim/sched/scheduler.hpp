@@ -294,6 +294,8 @@ class Scheduler final : public engine::EventHandler {
   };
   mutable std::vector<UtilMemo> util_memo_;
   const UtilMemo& util_memo(int cpu) const;
+  // PELT decay factors of short spans (queries are const but may remember a factor).
+  mutable PeltDecayMemo decay_;
 };
 
 }  // namespace bindersim::sched
