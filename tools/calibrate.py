@@ -9,11 +9,13 @@ fifth of its iterations with the same seed (whose trajectory is the run's beginn
 removes the start-up (thread pools spawning, load signals building up from zero), which the
 measured 19.5 s run on a device in steady state did not see.
 
-Usage: tools/calibrate.py [--scale S] [--seed N] [--seeds K] [--bound-factor F]
+Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N] [--seeds K]
+                          [--bound-factor F] [--only REGEX] [--skip REGEX]
                           [--silver-throughput] [--bindersim PATH]
                           [--schd-dbg FILE] [--binder-throughput FILE]
   --scale S          fraction of the reference iterations to run (default 1.0; 0.1 for a quick
-                     look)
+                     look); --schd-scale and --bt-scale set it per benchmark, 0 leaves that
+                     benchmark's rows out
   --seed N           the seed (default 1); --seeds K averages seeds N .. N+K-1 and shows the
                      standard deviation across them
   --bound-factor F   multiplies every bound (default 1; a scaled-down run is noisier)
@@ -243,6 +245,8 @@ def print_rows(rows, out=sys.stdout):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--schd-scale", type=float, default=None)
+    parser.add_argument("--bt-scale", type=float, default=None)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--bindersim", default=str(ROOT / "build" / "bindersim"))
@@ -254,6 +258,9 @@ def main():
     parser.add_argument("--binder-throughput",
                         default=str(ROOT / "scenarios" / "binder-throughput.json"))
     args = parser.parse_args()
+    if (args.scale if args.schd_scale is None else args.schd_scale) <= 0 and (
+            args.scale if args.bt_scale is None else args.bt_scale) <= 0:
+        parser.error("nothing to run: both benchmarks have scale 0")
     ref = load_reference()
     per_seed = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -266,14 +273,19 @@ def main():
             doc["topology"] = str(tmp / "topology.json")
             bt_scenario = tmp / "binder-throughput-silver.json"
             bt_scenario.write_text(json.dumps(doc))
-        long = bt_iterations(ref, args.scale)
+        schd_scale = args.scale if args.schd_scale is None else args.schd_scale
+        bt_scale = args.scale if args.bt_scale is None else args.bt_scale
+        long = bt_iterations(ref, bt_scale)
         for seed in range(args.seed, args.seed + args.seeds):
-            schd = run(args.bindersim, args.schd_dbg, schd_iterations(ref, args.scale), seed,
-                       tmp / "schd.json")
-            bt = steady_state(
-                run(args.bindersim, bt_scenario, long // STEADY_STATE_SHORT, seed,
-                    tmp / "bt-short.json"),
-                run(args.bindersim, bt_scenario, long, seed, tmp / "bt.json"))
+            schd = bt = None
+            if schd_scale > 0:
+                schd = run(args.bindersim, args.schd_dbg, schd_iterations(ref, schd_scale), seed,
+                           tmp / "schd.json")
+            if bt_scale > 0:
+                bt = steady_state(
+                    run(args.bindersim, bt_scenario, long // STEADY_STATE_SHORT, seed,
+                        tmp / "bt-short.json"),
+                    run(args.bindersim, bt_scenario, long, seed, tmp / "bt.json"))
             per_seed.append(compare(ref, schd, bt, args.bound_factor))
     rows = average(per_seed)
     for r in rows:
