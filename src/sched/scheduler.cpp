@@ -38,7 +38,7 @@ int nice_to_weight(int nice) {
 }
 
 double Task::load_avg(SimTime now) const {
-  const bool active = state == TaskState::kRunning || state == TaskState::kRunnable;
+  const bool active = !is_rt() && (state == TaskState::kRunning || state == TaskState::kRunnable);
   return signal_at(runnable, now, active, 1024.0) / 1024.0 * weight;
 }
 
@@ -164,7 +164,7 @@ double Scheduler::cpu_util(int cpu) const { return cpu_util_fair(cpu) + cpu_util
 double Scheduler::task_util(int tid) const {
   const Task& each = task(tid);
   const double ceiling = each.cpu >= 0 ? current_capacity(each.cpu) : 1024.0;
-  return signal_at(each.util, now(), each.state == TaskState::kRunning, ceiling);
+  return signal_at(each.util, now(), !each.is_rt() && each.state == TaskState::kRunning, ceiling);
 }
 
 double Scheduler::capacity_of(int cpu) const {
@@ -240,9 +240,14 @@ std::int64_t Scheduler::work_for_ns(SimTime ns, int cpu) const {
   return ns * speed_milli_[static_cast<std::size_t>(cpu)] / 1024000;
 }
 
+// A task's signals are its CFS entity's: they accrue only while it is a fair task. Time spent
+// as an RT task (a binder thread with an inherited RT priority) counts for the CPU's RT
+// utilisation and, for the task, as if it slept (the kernel leaves the entity un-updated while
+// RT and ages it on its return to the fair class).
 void Scheduler::update_pelt(Task& task) {
-  const bool running = task.state == TaskState::kRunning;
-  const bool runnable = running || task.state == TaskState::kRunnable;
+  const bool fair = !task.is_rt();
+  const bool running = fair && task.state == TaskState::kRunning;
+  const bool runnable = fair && (running || task.state == TaskState::kRunnable);
   const double capacity = task.cpu >= 0 ? current_capacity(task.cpu) : 1024.0;
   if (task.util.last_update() == task.runnable.last_update()) {
     // Both signals are always brought up together: one decay factor serves both.

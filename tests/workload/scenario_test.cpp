@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -102,13 +103,23 @@ TEST_F(ScenarioTest, ShippedSchdDbgLoads) {
   EXPECT_EQ(call.payload_bytes, 16);
   EXPECT_EQ(call.target.processes, std::vector<int>{0});
 
-  // Six background tasks outside any binder process, with exponential work and sleeps.
-  ASSERT_EQ(s.background.size(), 6u);
-  for (const ClientSpec& task : s.background) {
+  // The calibrated background (docs/calibration.md): six system tasks that may run anywhere,
+  // then one housekeeping kworker pinned to each of the eight CPUs; all outside any binder
+  // process, each alternating exponential work and exponential sleeps.
+  ASSERT_EQ(s.background.size(), 14u);
+  for (std::size_t i = 0; i < s.background.size(); ++i) {
+    const ClientSpec& task = s.background[i];
     EXPECT_EQ(task.process, -1);
     ASSERT_EQ(task.iteration.size(), 2u);
+    EXPECT_EQ(task.iteration[0].op, Step::Op::kCompute);
     EXPECT_EQ(task.iteration[0].amount.kind, Quantity::Kind::kExponential);
-    EXPECT_EQ(task.iteration[0].amount.a, 150'000);
+    EXPECT_EQ(task.iteration[1].op, Step::Op::kSleep);
+    EXPECT_EQ(task.iteration[1].amount.kind, Quantity::Kind::kExponential);
+    if (i < 6) {
+      EXPECT_TRUE(task.affinity.empty()) << task.name;
+    } else {
+      EXPECT_EQ(task.affinity, std::vector<int>{static_cast<int>(i) - 6}) << task.name;
+    }
   }
 }
 
