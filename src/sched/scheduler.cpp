@@ -322,7 +322,8 @@ void Scheduler::account_progress(int cpu) {
   cost_.on_execute(elapsed, work, current_freq_khz(context_.topology.cluster_of(cpu)));
   if (!task.is_rt()) {
     const SimTime delta = now() - task.exec_start;
-    task.vruntime += delta * 1024 / task.weight;
+    // Nice-0 tasks (weight 1024) advance at wall speed: the same value without a division.
+    task.vruntime += task.weight == 1024 ? delta : delta * 1024 / task.weight;
   }
   task.exec_start = now();
   update_pelt(task);
