@@ -19,6 +19,14 @@ void EventQueue::ensure_capacity(std::size_t count) {
 
 void EventQueue::push(SimTime time, std::uint16_t target, std::uint16_t kind, std::uint32_t id,
                       std::uint64_t arg) {
+  const Uint128 key = key_of(time, next_sequence_++);
+  if (vacant_root_) {
+    // The popped event's payload slot is free: the new event takes it and the root.
+    vacant_root_ = false;
+    payloads_[vacant_slot_] = Payload{arg, id, target, kind};
+    sift_down_from_root(++size_, key, vacant_slot_);
+    return;
+  }
   std::uint32_t slot = 0;
   if (free_slots_.empty()) {
     BSIM_CHECK(payloads_.size() < UINT32_MAX);
@@ -29,12 +37,6 @@ void EventQueue::push(SimTime time, std::uint16_t target, std::uint16_t kind, st
     free_slots_.pop_back();
   }
   payloads_[slot] = Payload{arg, id, target, kind};
-  const Uint128 key = key_of(time, next_sequence_++);
-  if (vacant_root_) {
-    vacant_root_ = false;
-    sift_down_from_root(++size_, key, slot);
-    return;
-  }
   ensure_capacity(size_ + 1);
   sift_up(size_++, key, slot);
 }
@@ -78,6 +80,7 @@ void EventQueue::sift_down_from_root(std::size_t count, Uint128 key, std::uint32
 
 void EventQueue::settle() {
   vacant_root_ = false;
+  free_slots_.push_back(vacant_slot_);
   // Entries are [1, size_ + 1): the last one leaves its position (padding from now on), the
   // gap moves down along the least children to the bottom, and the last entry rises from
   // there. It usually belongs near the bottom, so this saves a comparison per level.
@@ -118,7 +121,7 @@ Event EventQueue::pop() {
   BSIM_CHECK(!empty());
   if (vacant_root_) settle();
   const Event result = event_at(0);
-  free_slots_.push_back(slots_[0]);
+  vacant_slot_ = slots_[0];
   vacant_root_ = true;
   --size_;
   return result;

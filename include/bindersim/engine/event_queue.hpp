@@ -86,9 +86,10 @@ class EventQueue {
   std::vector<Uint128> keys_ = std::vector<Uint128>(kArity, kPadKey);
   std::vector<std::uint32_t> slots_ = std::vector<std::uint32_t>(kArity, 0);  // beside keys_
   std::vector<Payload> payloads_;
-  std::vector<std::uint32_t> free_slots_;  // payload slots not in use
+  std::vector<std::uint32_t> free_slots_;  // payload slots not in use (but vacant_slot_)
   std::size_t size_ = 0;                   // events queued
   bool vacant_root_ = false;               // the root's event was popped; the gap is open
+  std::uint32_t vacant_slot_ = 0;          // while it is open: the popped event's payload slot
   std::uint64_t next_sequence_ = 0;
 };
 
