@@ -234,7 +234,17 @@ void Driver::wake_user(int tid, int waker_tid, std::int64_t then_work_ref_ns) {
 }
 
 void Driver::exit_thread(int tid) {
-  th(tid).phase = Phase::kNone;
+  Thread& t = th(tid);
+  if (t.free_pending) {
+    // IPCThreadState's destructor flushes the BC_FREE_BUFFER of the last reply received.
+    begin_path(tid, Phase::kExit);
+    add_free(tid, t.proc, t.free_buffer);
+    t.free_pending = false;
+    t.free_buffer = -1;
+    run_path(tid);
+    return;
+  }
+  t.phase = Phase::kNone;
   sched_.exit(tid);
 }
 
@@ -747,6 +757,9 @@ void Driver::finish_phase(int tid) {
       return;
     case Phase::kShrink:
       shrink_next(tid);
+      return;
+    case Phase::kExit:
+      exit_thread(tid);
       return;
     default:
       BSIM_CHECK_MSG(false, "work finished in a phase without work");

@@ -51,6 +51,27 @@ TEST(AllocPathTest, EachSideAllocatesInThePeerAndFreesInItsOwnProcess) {
   EXPECT_EQ(stats.alloc_lock.contended, 0U);
 }
 
+TEST(AllocPathTest, AnExitingThreadFreesTheLastReplyItReceived) {
+  // A thread that exits after its call flushes the BC_FREE_BUFFER of the reply (as
+  // IPCThreadState's destructor does), under its process's allocator lock: nothing stays
+  // allocated, so threads made per call (schd-dbg's) do not fill the buffer space.
+  DriverHarness h("fifo", KernelOptions{});
+  const int server = h.add_server("server", 0);
+  h.pin_loopers("server", {kGold1});
+  const int clients = h.add_client_process();
+  const int client = h.add_thread(clients, "client", kGold0);
+  h.user.start_at(client, 100 * kMicrosecond);
+  h.user.then(client, [&h, server](int t) { h.driver.call(t, server, 0, 64, false, 10'000); });
+  h.user.then(client, [&h](int t) { h.driver.exit_thread(t); });
+  h.run_until(100 * kMillisecond);
+  ASSERT_EQ(h.user.replies().size(), 1U);
+  EXPECT_EQ(h.driver.allocator(clients).allocated_buffers(), 0);
+  EXPECT_EQ(h.driver.allocator(server).allocated_buffers(), 0);
+  // Two allocations and two frees, each under a lock.
+  EXPECT_EQ(h.driver.allocator_stats().alloc_lock.acquisitions, 4U);
+  EXPECT_EQ(h.sched.task(client).state, sched::TaskState::kDead);
+}
+
 TEST(AllocPathTest, FirstUseInstallsPagesInsideTheMutexOnlyWhenToldSo) {
   // The first call installs one page in each process (request and reply buffers); the second
   // reuses them from the LRU. With page installation inside the mutex (6.1) the longest hold

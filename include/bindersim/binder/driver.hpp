@@ -218,6 +218,7 @@ class Driver final : public sched::TaskOwner,
     kShrinkStart,   // the shrinker thread starts a scan
     kShrink,        // the shrinker thread reclaims a page
     kShrinkSleep,   // the shrinker thread waits for the next scan
+    kExit,          // an exiting thread flushes its last BC_FREE_BUFFER
   };
 
   // One step of a kernel path that takes locks: the path runs its steps in order, then its
