@@ -268,18 +268,13 @@ void Driver::do_transaction(int tid) {
     t.alloc_failed = false;
     ++counters_.failed_sends;
     const bool oneway = x.oneway;
+    CallRecord record = call_record(x);
+    record.failed = true;
     free_txn(id);
     t.phase = Phase::kUser;
     if (oneway) {
       userspace_->on_oneway_sent(tid, true);
     } else {
-      CallRecord record;
-      record.started = x.started;
-      record.finished = sched_.now();
-      record.caller_cpu = x.caller_cpu;
-      record.caller_policy = x.caller_policy;
-      record.cookie = x.cookie;
-      record.failed = true;
       userspace_->on_reply(tid, record);
     }
     return;
@@ -498,6 +493,17 @@ void Driver::mark_server(int tid, Transaction& x) {
   x.server_user_start = th(tid).user_work;
 }
 
+CallRecord Driver::call_record(const Transaction& call) const {
+  CallRecord record;
+  record.started = call.started;
+  record.finished = sched_.now();
+  record.caller_cpu = call.caller_cpu;
+  record.server_cpu = call.server_cpu;
+  record.caller_policy = call.caller_policy;
+  record.cookie = call.cookie;
+  return record;
+}
+
 void Driver::deliver_to_user(int tid) {
   Thread& t = th(tid);
   const int id = t.pending;
@@ -511,13 +517,7 @@ void Driver::deliver_to_user(int tid) {
   // BR_REPLY: the call is complete. x.from_parent holds the call it answers.
   const int call_id = x.from_parent;
   const Transaction& call = txns_[static_cast<std::size_t>(call_id)];
-  CallRecord record;
-  record.started = call.started;
-  record.finished = sched_.now();
-  record.caller_cpu = call.caller_cpu;
-  record.server_cpu = call.server_cpu;
-  record.caller_policy = call.caller_policy;
-  record.cookie = call.cookie;
+  CallRecord record = call_record(call);
   {
     // The caller's share (send and receive paths, switches, stalls, its wait to run after the
     // reply's wakeup) plus the server's; the rest of the round trip is "other".

@@ -302,6 +302,8 @@ class Driver final : public sched::TaskOwner,
   void finish_read(int tid);
   void start_handling(int tid, int txn_id);
   void deliver_to_user(int tid);
+  // What the caller is told of `call`, finished now (the breakdown is the caller's to add).
+  CallRecord call_record(const Transaction& call) const;
   void take_work(int tid, int txn_id);
   void mark_server(int tid, Transaction& x);
   void apply_android_priority(int tid, Transaction& txn);
