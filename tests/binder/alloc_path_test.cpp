@@ -13,16 +13,27 @@ namespace {
 constexpr int kGold0 = 4;
 constexpr int kGold1 = 5;
 
-// One two-way call of `payload` bytes from a client on gold 0 to a server looper on gold 1,
-// then, after `pause`, a second one.
-struct TwoCalls {
-  explicit TwoCalls(KernelOptions options, std::int64_t payload = 0, SimTime pause = kMillisecond)
-      : h("fifo", options) {
+// A server whose looper runs on gold 1 and a client thread on gold 0 that starts at 100 us;
+// the tests script what the client does.
+struct ServerAndClient {
+  explicit ServerAndClient(KernelOptions options = {}) : h("fifo", options) {
     server = h.add_server("server", 0);
     h.pin_loopers("server", {kGold1});
     clients = h.add_client_process();
     client = h.add_thread(clients, "client", kGold0);
     h.user.start_at(client, 100 * kMicrosecond);
+  }
+  DriverHarness h;
+  int server = -1;
+  int clients = -1;  // the client's process
+  int client = -1;
+};
+
+// One two-way call of `payload` bytes from the client to the server, then, after `pause`, a
+// second one.
+struct TwoCalls : ServerAndClient {
+  explicit TwoCalls(KernelOptions options, std::int64_t payload = 0, SimTime pause = kMillisecond)
+      : ServerAndClient(options) {
     for (int i = 0; i < 2; ++i) {
       if (i == 1) h.user.then(client, [this, pause](int t) { h.driver.sleep(t, pause, 0); });
       h.user.then(client,
@@ -30,10 +41,6 @@ struct TwoCalls {
     }
     h.run_until(100 * kMillisecond);
   }
-  DriverHarness h;
-  int server = -1;
-  int clients = -1;  // the client's process
-  int client = -1;
 };
 
 TEST(AllocPathTest, EachSideAllocatesInThePeerAndFreesInItsOwnProcess) {
@@ -55,12 +62,11 @@ TEST(AllocPathTest, AnExitingThreadFreesTheLastReplyItReceived) {
   // A thread that exits after its call flushes the BC_FREE_BUFFER of the reply (as
   // IPCThreadState's destructor does), under its process's allocator lock: nothing stays
   // allocated, so threads made per call (schd-dbg's) do not fill the buffer space.
-  DriverHarness h("fifo", KernelOptions{});
-  const int server = h.add_server("server", 0);
-  h.pin_loopers("server", {kGold1});
-  const int clients = h.add_client_process();
-  const int client = h.add_thread(clients, "client", kGold0);
-  h.user.start_at(client, 100 * kMicrosecond);
+  ServerAndClient pair;
+  DriverHarness& h = pair.h;
+  const int server = pair.server;
+  const int clients = pair.clients;
+  const int client = pair.client;
   h.user.then(client, [&h, server](int t) { h.driver.call(t, server, 0, 64, false, 10'000); });
   h.user.then(client, [&h](int t) { h.driver.exit_thread(t); });
   h.run_until(100 * kMillisecond);
@@ -115,12 +121,10 @@ TEST(AllocPathTest, AsyncBudgetExhaustionFailsTheOnewaySendAndIsCounted) {
   // oneway sends stay allocated. Six 100 KiB sends: the async budget (half of 1 MiB - 2 pages,
   // 520,192 bytes) holds five; the sixth fails with BR_FAILED_REPLY, is counted, and is never
   // delivered. A two-way call of the same size still finds room in the rest of the space.
-  DriverHarness h("fifo", KernelOptions{});
-  const int server = h.add_server("server", 0);
-  h.pin_loopers("server", {kGold1});
-  const int clients = h.add_client_process();
-  const int client = h.add_thread(clients, "client", kGold0);
-  h.user.start_at(client, 100 * kMicrosecond);
+  ServerAndClient pair;
+  DriverHarness& h = pair.h;
+  const int server = pair.server;
+  const int client = pair.client;
   constexpr std::int64_t kPayload = 100 * 1024;
   for (int i = 0; i < 6; ++i) {
     h.user.then(client, [&h, server](int t) {
