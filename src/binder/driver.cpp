@@ -64,6 +64,7 @@ int Driver::new_looper(int proc, int parent_tid) {
   params.name = p.config.name + ":binder_" + std::to_string(p.loopers.size() + 1);
   params.process = proc;
   params.working_set_bytes = p.config.looper_working_set_bytes;
+  params.affinity = p.config.cpuset;
   const int tid = sched_.create_task(params);
   if (static_cast<std::size_t>(tid) >= threads_.size())
     threads_.resize(static_cast<std::size_t>(tid) + 1);
@@ -85,6 +86,12 @@ int Driver::create_thread(int proc, const sched::TaskParams& params) {
   BSIM_CHECK(proc >= -1 && proc < num_processes());
   sched::TaskParams with_proc = params;
   with_proc.process = proc;
+  if (proc >= 0) {
+    with_proc.affinity =
+        restrict_to_cpuset(params.affinity, procs_[static_cast<std::size_t>(proc)].config.cpuset);
+    BSIM_CHECK_MSG(with_proc.affinity != 0 || params.affinity == 0,
+                   "a thread's affinity has no CPU in its process's cpuset");
+  }
   const int tid = sched_.create_task(with_proc);
   if (static_cast<std::size_t>(tid) >= threads_.size())
     threads_.resize(static_cast<std::size_t>(tid) + 1);

@@ -46,6 +46,20 @@ WorkloadRunner::ThreadState& WorkloadRunner::state(int tid) {
   return threads_[static_cast<std::size_t>(tid)];
 }
 
+std::uint64_t WorkloadRunner::cpu_mask(const CpuList& list) const {
+  const int num_cpus = context_.topology.num_cpus();
+  std::uint64_t mask = 0;
+  for (int cpu : list.cpus) {
+    if (cpu >= num_cpus) {
+      throw ConfigError(scenario_.file + ": " + list.pointer + ": CPU " + std::to_string(cpu) +
+                        " is not in topology " + context_.topology.name() + " (CPUs 0-" +
+                        std::to_string(num_cpus - 1) + ")");
+    }
+    mask |= std::uint64_t{1} << cpu;
+  }
+  return mask;
+}
+
 void WorkloadRunner::start() {
   for (const auto& spec : scenario_.processes) {
     binder::ProcessConfig config;
@@ -54,10 +68,10 @@ void WorkloadRunner::start() {
     config.start_thread_pool = spec.start_thread_pool;
     config.looper_working_set_bytes = spec.looper_working_set_bytes;
     config.buffer_space.space_bytes = spec.buffer_space_bytes;
+    config.cpuset = cpu_mask(spec.cpuset);
     for (const auto& node : spec.nodes) config.nodes.push_back(node.config);
     driver_.create_process(config);
   }
-  const int num_cpus = context_.topology.num_cpus();
   for (std::size_t c = 0; c < loops_.size(); ++c) {
     const ClientSpec& spec = *loops_[c];
     sched::TaskParams params;
@@ -66,13 +80,14 @@ void WorkloadRunner::start() {
     params.nice = spec.nice;
     params.rt_priority = spec.rt_priority;
     params.working_set_bytes = spec.working_set_bytes;
-    for (int cpu : spec.affinity) {
-      if (cpu >= num_cpus) {
-        throw ConfigError(scenario_.file + ": " + spec.affinity_pointer + ": CPU " +
-                          std::to_string(cpu) + " is not in topology " + context_.topology.name() +
-                          " (CPUs 0-" + std::to_string(num_cpus - 1) + ")");
+    params.affinity = cpu_mask(spec.affinity);
+    if (spec.process >= 0 && params.affinity != 0) {
+      const auto& cpuset = scenario_.processes[static_cast<std::size_t>(spec.process)].cpuset;
+      if (binder::restrict_to_cpuset(params.affinity, cpu_mask(cpuset)) == 0) {
+        throw ConfigError(scenario_.file + ": " + spec.affinity.pointer +
+                          ": expected at least one CPU of the process's cpuset (" + cpuset.pointer +
+                          "), got none");
       }
-      params.affinity |= std::uint64_t{1} << cpu;
     }
     const int tid = driver_.create_thread(spec.process, params);
     loop_tids_.push_back(tid);

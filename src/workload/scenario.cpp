@@ -143,6 +143,14 @@ class ScenarioParser {
     return step;
   }
 
+  static CpuList parse_cpus(const JsonNode& node) {
+    CpuList list;
+    list.pointer = node.pointer();
+    for (const auto& cpu : node.items()) list.cpus.push_back(static_cast<int>(cpu.as_int(0, 63)));
+    if (list.cpus.empty()) node.fail_expected("a non-empty list of CPUs");
+    return list;
+  }
+
   ProcessSpec parse_process_header(const JsonNode& node) const {
     ObjectReader reader(node);
     ProcessSpec spec;
@@ -163,6 +171,7 @@ class ScenarioParser {
         space->fail_expected("a multiple of the page size (4096)");
       }
     }
+    if (auto cpuset = reader.optional("cpuset")) spec.cpuset = parse_cpus(*cpuset);
     if (auto nodes = reader.optional("nodes")) {
       for (const auto& item : nodes->items()) {
         ObjectReader node_reader(item);
@@ -226,12 +235,7 @@ class ScenarioParser {
       c.working_set_bytes = ws->as_int(0, std::int64_t{1} << 32);
     }
     if (auto start = reader.optional("start_ns")) c.start_ns = start->as_int(0, kMaxNs);
-    if (auto affinity = reader.optional("affinity")) {
-      c.affinity_pointer = affinity->pointer();
-      for (const auto& cpu : affinity->items())
-        c.affinity.push_back(static_cast<int>(cpu.as_int(0, 63)));
-      if (c.affinity.empty()) affinity->fail_expected("a non-empty list of CPUs");
-    }
+    if (auto affinity = reader.optional("affinity")) c.affinity = parse_cpus(*affinity);
     if (!background) c.iterations = reader.required("iterations").as_int(1, std::int64_t{1} << 40);
     const auto iteration = reader.required("iteration");
     c.iteration = parse_steps(iteration);

@@ -138,6 +138,46 @@ TEST_P(DriverSelectorTest, SelectionSeesEachLooperLastCpu) {
   EXPECT_EQ(h.user.received()[2].from_tid, c);
 }
 
+// --- cpusets --------------------------------------------------------------------------------
+
+TEST(DriverTest, ProcessCpusetConfinesLoopersAndIntersectsAffinity) {
+  // A process's cpuset holds every thread of it: the main looper, loopers spawned later, and
+  // threads created with their own affinity (which is intersected with the cpuset). Calls from
+  // clients on big cores are then handled on the cpuset's CPUs only.
+  DriverHarness h("fifo");
+  ProcessConfig config;
+  config.name = "srv";
+  config.max_threads = 15;
+  config.cpuset = 0b1111;  // the silver cluster, CPUs 0-3
+  const int srv = h.driver.create_process(config);
+  sched::TaskParams own;
+  own.name = "srv-thread";
+  own.affinity = 0b11110000 | 0b0100;  // CPUs 2 and 4-7: only CPU 2 is in the cpuset
+  const int inside = h.driver.create_thread(srv, own);
+  EXPECT_EQ(h.sched.task(inside).params.affinity, std::uint64_t{0b0100});
+
+  const int clients = h.add_client_process();
+  std::vector<int> callers;
+  const char* const names[] = {"c4", "c5", "c6", "c7"};
+  for (int cpu = 4; cpu < 8; ++cpu) callers.push_back(h.add_thread(clients, names[cpu - 4], cpu));
+  for (std::size_t i = 0; i < callers.size(); ++i) {
+    h.call_at(callers[i], (10 + static_cast<SimTime>(i)) * kUs, srv, 2 * kMs);
+  }
+  h.run_until(50 * kMs);
+
+  ASSERT_EQ(h.user.received().size(), callers.size());
+  EXPECT_GT(h.driver.loopers(srv).size(), 1U);  // loopers were spawned for the concurrent calls
+  for (int looper : h.driver.loopers(srv)) {
+    EXPECT_EQ(h.sched.task(looper).params.affinity, config.cpuset) << looper;
+  }
+  for (const Received& r : h.user.received()) {
+    EXPECT_LT(r.cpu, 4) << "handled on CPU " << r.cpu;
+  }
+  // No cpuset: a thread keeps its own affinity.
+  const int free_thread = h.add_thread(clients, "free", 6);
+  EXPECT_EQ(h.sched.task(free_thread).params.affinity, std::uint64_t{1} << 6);
+}
+
 // --- BR_SPAWN_LOOPER (KERNEL.md 1.1) -----------------------------------------------------------
 
 TEST(DriverTest, SpawnLooperAppearsOnlyAfterThreadSpawnTime) {

@@ -158,6 +158,14 @@ write("bad-capacity.json", d)
 d = copy.deepcopy(scenario)
 d["topology"] = os.path.join(tmp, "bad-capacity.json")
 write("uses-bad-topology.json", d)
+d = copy.deepcopy(scenario)
+d["processes"][0]["cpuset"] = [0, 9]
+write("cpuset-cpu.json", d)
+d = copy.deepcopy(scenario)
+owner = next(p for p in d["processes"] if p["name"] == d["clients"][0]["process"])
+owner["cpuset"] = [0, 1]
+d["clients"][0]["affinity"] = [4]
+write("affinity-outside-cpuset.json", d)
 PY
 
 expect_bad_input "scenario with a wrong type: exit 2, one line, no output" \
@@ -175,6 +183,14 @@ expect_bad_input "scenario with an unknown key: exit 2, one line, no output" \
 expect_bad_input "topology with a bad capacity type: exit 2, one line, no output" \
   "$TMP/bad-capacity.json: /clusters/1/capacity_dmips_mhz: expected" \
   run "$TMP/uses-bad-topology.json"
+
+expect_bad_input "cpuset with a CPU the topology lacks: exit 2, one line, no output" \
+  "$TMP/cpuset-cpu.json: /processes/0/cpuset: CPU 9 is not in topology" \
+  run "$TMP/cpuset-cpu.json"
+
+expect_bad_input "client affinity outside its process's cpuset: exit 2, one line, no output" \
+  "$TMP/affinity-outside-cpuset.json: /clients/0/affinity: expected at least one CPU of" \
+  run "$TMP/affinity-outside-cpuset.json"
 
 expect_bad_input "unknown --selector: exit 2, lists the valid selectors" \
   "valid selectors: fifo, ctabs, ctabs-nudge" \

@@ -116,9 +116,9 @@ TEST_F(ScenarioTest, ShippedSchdDbgLoads) {
     EXPECT_EQ(task.iteration[1].op, Step::Op::kSleep);
     EXPECT_EQ(task.iteration[1].amount.kind, Quantity::Kind::kExponential);
     if (i < 6) {
-      EXPECT_TRUE(task.affinity.empty()) << task.name;
+      EXPECT_TRUE(task.affinity.cpus.empty()) << task.name;
     } else {
-      EXPECT_EQ(task.affinity, std::vector<int>{static_cast<int>(i) - 6}) << task.name;
+      EXPECT_EQ(task.affinity.cpus, std::vector<int>{static_cast<int>(i) - 6}) << task.name;
     }
   }
 }
@@ -162,6 +162,7 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_EQ(a.max_threads, 15);
   EXPECT_TRUE(a.start_thread_pool);
   EXPECT_EQ(a.looper_working_set_bytes, 0);
+  EXPECT_TRUE(a.cpuset.cpus.empty());  // every CPU
   ASSERT_EQ(a.nodes.size(), 1u);  // the default node
   EXPECT_EQ(a.nodes[0].config.name, "service");
   EXPECT_TRUE(a.nodes[0].config.inherit_rt);
@@ -190,8 +191,8 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_EQ(c.nice, 0);
   EXPECT_EQ(c.start_ns, 0);
   EXPECT_EQ(c.iterations, 3);
-  EXPECT_EQ(c.affinity, (std::vector<int>{4, 5}));
-  EXPECT_EQ(c.affinity_pointer, "/clients/0/affinity");
+  EXPECT_EQ(c.affinity.cpus, (std::vector<int>{4, 5}));
+  EXPECT_EQ(c.affinity.pointer, "/clients/0/affinity");
   ASSERT_EQ(c.iteration.size(), 3u);
   EXPECT_EQ(c.iteration[0].target.processes, (std::vector<int>{0, 1}));
   EXPECT_EQ(c.iteration[0].target.node, 0);

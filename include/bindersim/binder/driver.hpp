@@ -60,7 +60,19 @@ struct ProcessConfig {
   std::int64_t looper_working_set_bytes = 0;
   std::vector<NodeConfig> nodes;
   AllocatorConfig buffer_space;  // the mapped buffer space (libbinder: 1 MiB - 2 pages)
+  // The process's cpuset, a CPU mask (bit i: CPU i; 0: every CPU). Every thread of the process
+  // runs only there: loopers, and threads created with an affinity (intersected with it).
+  std::uint64_t cpuset = 0;
 };
+
+// The CPUs a thread may run on: its affinity within its process's cpuset, as masks (0 in either:
+// no restriction). An empty intersection gives 0, which callers must reject (sched_setaffinity
+// fails with EINVAL when no allowed CPU is in the cpuset).
+constexpr std::uint64_t restrict_to_cpuset(std::uint64_t affinity, std::uint64_t cpuset) {
+  if (cpuset == 0) return affinity;
+  if (affinity == 0) return cpuset;
+  return affinity & cpuset;
+}
 
 // What the driver reports about a completed two-way call.
 struct CallRecord {

@@ -67,6 +67,8 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
 
   ThreadState& state(int tid);
   std::int64_t draw(const Quantity& q, int rng);
+  // The list as a CPU mask (0 when empty); throws ConfigError for a CPU not in the topology.
+  std::uint64_t cpu_mask(const CpuList& list) const;
   void advance(int tid);  // runs the step at the top frame's pc, or ends the frame
   void end_frame(int tid);
   void spawn_helper(int tid);

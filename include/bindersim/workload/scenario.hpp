@@ -66,12 +66,20 @@ struct NodeSpec {
   std::int64_t reply_bytes = 0;
 };
 
+// CPU ids read from the scenario, with their JSON pointer: they are checked against the topology
+// when the run starts, which the reader does not know.
+struct CpuList {
+  std::vector<int> cpus;  // empty: every CPU
+  std::string pointer;
+};
+
 struct ProcessSpec {
   std::string name;
   int max_threads = 15;
   bool start_thread_pool = true;
   std::int64_t looper_working_set_bytes = 0;
   std::int64_t buffer_space_bytes = binder::AllocatorConfig{}.space_bytes;
+  CpuList cpuset;  // the process's cpuset: every thread of it, loopers included, runs only there
   std::vector<NodeSpec> nodes;
 };
 
@@ -85,9 +93,8 @@ struct ClientSpec {
   int rt_priority = 0;
   std::int64_t working_set_bytes = 0;
   std::int64_t start_ns = 0;
-  std::int64_t iterations = 1;   // clients only; background tasks loop forever
-  std::vector<int> affinity;     // allowed CPUs; empty = every CPU
-  std::string affinity_pointer;  // JSON pointer of `affinity`, for errors against the topology
+  std::int64_t iterations = 1;  // clients only; background tasks loop forever
+  CpuList affinity;             // sched_setaffinity(), within the process's cpuset
   Steps iteration;
 };
 
