@@ -19,9 +19,9 @@ Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N]
   --seed N           the seed (default 1); --seeds K averages seeds N .. N+K-1 and shows the
                      standard deviation across them
   --bound-factor F   multiplies every bound (default 1; a scaled-down run is noisier)
-  --silver-throughput  run binder-throughput confined to the four silver CPUs (an equivalent
-                     silver-only topology), the placement the measured run is consistent with
-                     (docs/calibration.md)
+  --silver-throughput  run binder-throughput in a cpuset of the four silver CPUs, with the
+                     platform's background in the system-background cpuset (the same CPUs):
+                     the placement the measured run is consistent with (docs/calibration.md)
   --only REGEX, --skip REGEX
                      only rows whose name matches (does not match) count for the exit status;
                      the others are shown with their verdict in parentheses
@@ -91,64 +91,31 @@ def steady_state(short, long):
     return result
 
 
-# Reference-work costs of the topology (per event on a capacity-1024 CPU at fmax).
-REFERENCE_WORK_COSTS = ("context_switch_ref_ns", "wakeup_ref_ns", "binder_send_ref_ns",
-                        "binder_receive_ref_ns", "binder_free_ref_ns")
-
-
-def scale_reference_work(node, factor):
-    """Multiplies every amount of reference work (keys ending in `ref_ns`) in a scenario."""
-    if isinstance(node, list):
-        for item in node:
-            scale_reference_work(item, factor)
-        return
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        if not key.endswith("ref_ns"):
-            scale_reference_work(value, factor)
-        elif isinstance(value, dict):
-            node[key] = {k: ([int(round(x * factor)) for x in v] if isinstance(v, list)
-                             else int(round(v * factor))) for k, v in value.items()}
-        else:
-            node[key] = int(round(value * factor))
-
-
-def silver_confined(topology, scenario):
-    """The topology and scenario as if the scenario's threads could run only on the silver
-    cluster (a cpuset of CPUs 0-3): a topology of the silver cluster alone, whose capacity is
-    then normalised to 1024, with every amount of reference work (topology costs and scenario
-    steps) scaled by 1024 / silver capacity so that it takes the time it takes on a silver CPU of
-    the whole SoC. Background tasks pinned to other CPUs are left out. Returns new documents."""
-    topology = json.loads(json.dumps(topology))
+def silver_confined(scenario, silver_cpus):
+    """The scenario as if binderThroughputTest ran on the silver cluster, the placement the
+    measured run is consistent with (docs/calibration.md): every binder process in a cpuset of
+    the silver CPUs, and the platform's unpinned background tasks in the system-background
+    cpuset, which Qualcomm platforms set to the same CPUs. Returns a new document."""
     scenario = json.loads(json.dumps(scenario))
-    silver = topology["clusters"][0]
-    largest = max(c["capacity_dmips_mhz"] * c["max_freq_khz"] for c in topology["clusters"])
-    capacity = round(silver["capacity_dmips_mhz"] * silver["max_freq_khz"] / largest * 1024)
-    factor = 1024 / capacity
-    topology["name"] = topology["name"] + "-silver"
-    topology["clusters"] = [silver]
-    for cache in topology["shared_caches"]:
-        cache["cpus"] = list(silver["cpus"])
-    costs = topology["costs"]
-    for key in REFERENCE_WORK_COSTS:
-        costs[key] = int(round(costs[key] * factor))
-    costs["cache_refs_per_ref_us"] = costs["cache_refs_per_ref_us"] / factor
-    scenario["background"] = [b for b in scenario.get("background", [])
-                              if all(cpu in silver["cpus"] for cpu in b.get("affinity", []))]
-    scale_reference_work(scenario, factor)
-    return topology, scenario
+    for process in scenario["processes"]:
+        process["cpuset"] = list(silver_cpus)
+    for task in scenario.get("background", []):
+        if "affinity" not in task:
+            task["affinity"] = list(silver_cpus)
+    return scenario
+
+
+def topology_path(scenario_path, scenario):
+    """The topology file a scenario names (a name under topologies/ or a path)."""
+    path = pathlib.Path(scenario["topology"])
+    if path.suffix != ".json":
+        return ROOT / "topologies" / f"{path}.json"
+    return path if path.is_absolute() else pathlib.Path(scenario_path).parent / path
 
 
 def scenario_topology(scenario_path, scenario):
-    """The topology document a scenario names (a name under topologies/ or a path)."""
-    name = scenario["topology"]
-    path = pathlib.Path(name)
-    if path.suffix != ".json":
-        path = ROOT / "topologies" / f"{name}.json"
-    elif not path.is_absolute():
-        path = pathlib.Path(scenario_path).parent / path
-    return json.loads(path.read_text())
+    """The topology document a scenario names."""
+    return json.loads(topology_path(scenario_path, scenario).read_text())
 
 
 def compare(ref, schd_result, bt_result, bound_factor=1.0):
@@ -268,9 +235,9 @@ def main():
         bt_scenario = pathlib.Path(args.binder_throughput)
         if args.silver_throughput:
             doc = json.loads(bt_scenario.read_text())
-            topology, doc = silver_confined(scenario_topology(bt_scenario, doc), doc)
-            (tmp / "topology.json").write_text(json.dumps(topology))
-            doc["topology"] = str(tmp / "topology.json")
+            topology = scenario_topology(bt_scenario, doc)
+            doc = silver_confined(doc, topology["clusters"][0]["cpus"])
+            doc["topology"] = str(topology_path(bt_scenario, doc).resolve())
             bt_scenario = tmp / "binder-throughput-silver.json"
             bt_scenario.write_text(json.dumps(doc))
         schd_scale = args.scale if args.schd_scale is None else args.schd_scale

@@ -343,16 +343,17 @@ class Evaluator:
 # --- diagnosis: binder-throughput confined to the silver cluster --------------------------
 
 def diagnose_silver(evaluator, values, rates):
-    """Prints binder-throughput's rows with the workload confined to the four silver CPUs
+    """Prints binder-throughput's rows with the workload in a cpuset of the four silver CPUs
     (calibrate.silver_confined), the placement the measured run is consistent with."""
     work = evaluator.tmp / "silver"
     work.mkdir(exist_ok=True)
     results = []
     for iterations in evaluator.args.bt_iterations:
         _, doc = scenario_docs(values, work / "unused.json", 1, iterations, evaluator.generator)
-        topology, doc = calibrate.silver_confined(topology_doc(values, rates), doc)
-        (work / "sa8155p-silver.json").write_text(json.dumps(topology))
-        doc["topology"] = str(work / "sa8155p-silver.json")
+        topology = topology_doc(values, rates)
+        (work / "sa8155p.json").write_text(json.dumps(topology))
+        doc = calibrate.silver_confined(doc, topology["clusters"][0]["cpus"])
+        doc["topology"] = str(work / "sa8155p.json")
         path = work / f"bt-{iterations}.json"
         path.write_text(json.dumps(doc))
         results.append(evaluator.run_one(path, evaluator.args.bt_seeds[0],
