@@ -53,6 +53,8 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       capacity_now_(static_cast<std::size_t>(context.topology.num_cpus())),
       speed_milli_(static_cast<std::size_t>(context.topology.num_cpus())),
       busy_ns_(static_cast<std::size_t>(context.topology.num_cpus()), 0),
+      walt_tracking_(placement.tracks_walt_demand()),
+      walt_cpu_busy_(static_cast<std::size_t>(context.topology.num_cpus())),
       util_memo_(static_cast<std::size_t>(context.topology.num_cpus())) {
   for (RunQueue& r : rqs_) r.idle_history.fill(2 * tunables_.migration_cost_ns);
   for (int cluster = 0; cluster < context.topology.num_clusters(); ++cluster) {
@@ -89,6 +91,7 @@ int Scheduler::create_task(const TaskParams& params) {
   task.weight = nice_to_weight(params.nice);
   task.util.set(0, now());
   task.runnable.set(0, now());
+  task.walt.reset(now(), walt_);
   cost_.add_task(tid, params.working_set_bytes);
   if (auto* tracer = context_.tracer) tracer->task_created(*this, tid);
   return tid;
@@ -165,6 +168,36 @@ double Scheduler::task_util(int tid) const {
   const Task& each = task(tid);
   const double ceiling = each.cpu >= 0 ? current_capacity(each.cpu) : 1024.0;
   return signal_at(each.util, now(), !each.is_rt() && each.state == TaskState::kRunning, ceiling);
+}
+
+double Scheduler::walt_task_demand(int tid) const {
+  const Task& each = task(tid);
+  const bool running = each.state == TaskState::kRunning;
+  const bool runnable = running || each.state == TaskState::kRunnable;
+  return each.walt.at(now(), runnable, running, walt_scale(each.cpu), walt_.window_ns)
+      .demand_scaled(walt_.window_ns);
+}
+
+double Scheduler::walt_task_prev_window(int tid) const {
+  const Task& each = task(tid);
+  const bool running = each.state == TaskState::kRunning;
+  const bool runnable = running || each.state == TaskState::kRunnable;
+  return each.walt.at(now(), runnable, running, walt_scale(each.cpu), walt_.window_ns)
+      .prev_window();
+}
+
+double Scheduler::walt_cpu_demand(int cpu) const {
+  const RunQueue& r = rq(cpu);
+  double sum = r.curr >= 0 ? walt_task_demand(r.curr) : 0.0;
+  for (int tid : r.rt) sum += walt_task_demand(tid);
+  for (int tid : r.fair) sum += walt_task_demand(tid);
+  return sum;
+}
+
+double Scheduler::walt_cpu_prev_busy(int cpu) const {
+  return walt_cpu_busy_[static_cast<std::size_t>(cpu)]
+      .at(now(), rq(cpu).curr >= 0, walt_scale(cpu), walt_.window_ns)
+      .prev();
 }
 
 double Scheduler::capacity_of(int cpu) const {
@@ -245,6 +278,12 @@ std::int64_t Scheduler::work_for_ns(SimTime ns, int cpu) const {
 // utilisation and, for the task, as if it slept (the kernel leaves the entity un-updated while
 // RT and ages it on its return to the fair class).
 void Scheduler::update_pelt(Task& task) {
+  if (walt_tracking_) {
+    // WALT accounts every class: running and waiting time alike make demand.
+    const bool is_running = task.state == TaskState::kRunning;
+    const bool is_runnable = is_running || task.state == TaskState::kRunnable;
+    task.walt.account(now(), is_runnable, is_running, walt_scale(task.cpu), walt_.window_ns);
+  }
   const bool fair = !task.is_rt();
   const bool running = fair && task.state == TaskState::kRunning;
   const bool runnable = fair && (running || task.state == TaskState::kRunnable);
@@ -309,6 +348,10 @@ void Scheduler::account_progress(int cpu) {
   if (elapsed <= 0) return;
   r.segment_start = now();
   busy_ns_[static_cast<std::size_t>(cpu)] += elapsed;
+  if (walt_tracking_) {
+    walt_cpu_busy_[static_cast<std::size_t>(cpu)].account(now(), true, walt_scale(cpu),
+                                                          walt_.window_ns);
+  }
   const SimTime stall = std::min(elapsed, task.overhead_ns);
   task.overhead_ns -= stall;
   // The context switch is paid first, then refills and transfers, then the work.
@@ -570,6 +613,11 @@ void Scheduler::switch_in(int cpu, int tid) {
   RunQueue& r = q(cpu);
   Task& task = t(tid);
   update_pelt(task);
+  if (walt_tracking_) {
+    // The CPU was idle since its last account (a previous task's run is accounted already).
+    walt_cpu_busy_[static_cast<std::size_t>(cpu)].account(now(), false, walt_scale(cpu),
+                                                          walt_.window_ns);
+  }
   if (auto* tracer = context_.tracer) tracer->sched_switch(*this, cpu, tid);
   r.curr = tid;
   task.state = TaskState::kRunning;
@@ -615,9 +663,13 @@ int Scheduler::newidle_balance(int cpu) {
   const int rt = pull_rt_task(cpu);
   if (rt >= 0) return rt;
   // The kernel skips the fair balance when this CPU's idle periods are short on average
-  // (avg_idle < migration cost): the pull would cost more than it saves.
-  if (average_idle(cpu) < tunables_.migration_cost_ns || !balancing_active()) return -1;
-  const int pulled = pull_fair_task(cpu, 1);
+  // (avg_idle < migration cost): the pull would cost more than it saves. The placement
+  // decides (may_pull); WALT still balances within a cluster then.
+  if (!balancing_active()) return -1;
+  const BalanceKind kind = average_idle(cpu) < tunables_.migration_cost_ns
+                               ? BalanceKind::kNewIdleShortIdle
+                               : BalanceKind::kNewIdle;
+  const int pulled = pull_fair_task(cpu, 1, kind);
   if (pulled >= 0) ++newidle_pulls_;
   return pulled;
 }
@@ -649,7 +701,7 @@ int Scheduler::pull_rt_task(int cpu) {
 // load_balance() reduced to its outcome: from the busiest CPU (most runnable tasks, at least
 // two, and at least `min_surplus` more than this CPU), first within this CPU's cluster, then
 // anywhere, the longest-queued fair task that may run here and is not cache-hot.
-int Scheduler::pull_fair_task(int cpu, int min_surplus) {
+int Scheduler::pull_fair_task(int cpu, int min_surplus, BalanceKind kind) {
   const auto& topology = context_.topology;
   for (const bool same_cluster : {true, false}) {
     int busiest = -1;
@@ -659,7 +711,8 @@ int Scheduler::pull_fair_task(int cpu, int min_surplus) {
         continue;
       }
       if (nr_running(other) >= 2 && nr_running(other) - nr_running(cpu) >= min_surplus &&
-          !q(other).fair.empty() && (busiest < 0 || nr_running(other) > nr_running(busiest))) {
+          !q(other).fair.empty() && (busiest < 0 || nr_running(other) > nr_running(busiest)) &&
+          placement_.may_pull(*this, other, cpu, kind)) {
         busiest = other;
       }
     }
@@ -988,7 +1041,7 @@ void Scheduler::periodic_balance(int cpu) {
   RunQueue& r = q(cpu);
   if (now() >= r.next_balance) {
     r.next_balance = now() + num_cpus() * engine::kMillisecond * kBusyFactor;
-    if (balancing_active() && pull_fair_task(cpu, 2) >= 0) {
+    if (balancing_active() && pull_fair_task(cpu, 2, BalanceKind::kPeriodic) >= 0) {
       ++balance_pulls_;
       ensure_slice_check(cpu);
     }
@@ -1000,7 +1053,7 @@ void Scheduler::kick_idle_balance(int cpu) {
   if (nr_running(cpu) < 2 || q(cpu).fair.empty() || !balancing_active()) return;
   for (int idle = 0; idle < num_cpus(); ++idle) {
     if (!available_idle_cpu(idle) || q(idle).available_at > now()) continue;
-    const int pulled = pull_fair_task(idle, 1);
+    const int pulled = pull_fair_task(idle, 1, BalanceKind::kIdleKick);
     if (pulled < 0) continue;
     ++balance_pulls_;
     // The kicked CPU is woken by an IPI and exits idle before it runs the task.

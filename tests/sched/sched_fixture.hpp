@@ -64,6 +64,10 @@ class RecordingPlacement final : public PlacementPolicy {
       : inner_(make_placement(inner)) {}
   std::string_view name() const override { return inner_->name(); }
   bool energy_aware() const override { return inner_->energy_aware(); }
+  bool tracks_walt_demand() const override { return inner_->tracks_walt_demand(); }
+  bool may_pull(const Scheduler& sched, int src_cpu, int dst_cpu, BalanceKind kind) const override {
+    return inner_->may_pull(sched, src_cpu, dst_cpu, kind);
+  }
 
   struct Call {
     int tid = -1;

@@ -24,6 +24,15 @@ class PlacementPolicy {
   // Energy-aware placement: with an energy model and no overutilisation the kernel skips load
   // balancing.
   virtual bool energy_aware() const { return false; }
+  // The scheduler keeps WALT's window-based demand of tasks and CPUs (Scheduler::walt_*).
+  virtual bool tracks_walt_demand() const { return false; }
+  // Load balancing: whether `dst_cpu` may pull a queued fair task from `src_cpu`, which runs at
+  // least two tasks. By default every balance may, except a new-idle balance of a CPU whose
+  // idle periods are short (the kernel's avg_idle test).
+  virtual bool may_pull(const Scheduler& /*sched*/, int /*src_cpu*/, int /*dst_cpu*/,
+                        BalanceKind kind) const {
+    return kind != BalanceKind::kNewIdleShortIdle;
+  }
 };
 
 // Upstream placement (no energy model, or an overutilized system).

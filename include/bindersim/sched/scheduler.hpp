@@ -49,6 +49,14 @@ struct WakeContext {
 // operating points in the topology every cluster runs at its maximum frequency.
 enum class Governor : std::uint8_t { kPerformance, kPowersave, kSchedutil };
 
+// Which load balance asks whether a pull is allowed (PlacementPolicy::may_pull).
+enum class BalanceKind : std::uint8_t {
+  kNewIdle,           // a CPU about to go idle, whose recent idle periods are long enough
+  kNewIdleShortIdle,  // the same with short idle periods (avg_idle below the migration cost)
+  kPeriodic,          // the periodic balance of a busy CPU
+  kIdleKick,          // an idle CPU kicked (NOHZ idle balance) by a CPU with tasks waiting
+};
+
 // Scheduler tunables (kernel defaults for 8 CPUs; see docs/scenario-format.md).
 struct SchedTunables {
   SimTime sched_latency_ns = 24 * engine::kMillisecond;
@@ -196,6 +204,17 @@ class Scheduler final : public engine::EventHandler {
   // Load balancing is active: not when the energy-aware placement has an energy model and the
   // system is not overutilised (the kernel then leaves placement to wakeups).
   bool balancing_active() const;
+  // WALT load tracking (when the placement asks for it, else the values at creation). Demand in
+  // capacity units (0..1024) of a task, as of now with its state since the last event.
+  double walt_task_demand(int tid) const;
+  // The task's running time in the previous window (scaled ns: wts->prev_window).
+  double walt_task_prev_window(int tid) const;
+  // cumulative_runnable_avg_scaled: the demands of the tasks running or queued on `cpu` (any
+  // class), not capped.
+  double walt_cpu_demand(int cpu) const;
+  // prev_runnable_sum: time `cpu` spent running tasks in the previous window (scaled ns).
+  double walt_cpu_prev_busy(int cpu) const;
+  const WaltTunables& walt_tunables() const { return walt_; }
   // Mean frequency of a cluster over the run so far, kHz.
   double mean_freq_khz(int cluster) const;
   const SchedTunables& tunables() const { return tunables_; }
@@ -252,8 +271,8 @@ class Scheduler final : public engine::EventHandler {
   int newidle_balance(int cpu);
   int pull_rt_task(int cpu);
   // Pulls one fair task from the busiest CPU that runs at least `min_surplus` more tasks than
-  // `cpu` (this cluster first); returns it or -1.
-  int pull_fair_task(int cpu, int min_surplus);
+  // `cpu` and that the placement lets `cpu` pull from (this cluster first); returns it or -1.
+  int pull_fair_task(int cpu, int min_surplus, BalanceKind kind);
   void migrate_queued(int tid, int to_cpu);
   void ensure_slice_check(int cpu);
   void slice_check(int cpu, std::uint64_t generation);
@@ -275,6 +294,11 @@ class Scheduler final : public engine::EventHandler {
   std::vector<double> capacity_now_;
   std::vector<std::int64_t> speed_milli_;
   std::vector<SimTime> busy_ns_;
+  // WALT: tracked only when the placement uses it.
+  bool walt_tracking_ = false;
+  WaltTunables walt_;
+  std::vector<WaltWindowBusy> walt_cpu_busy_;
+  double walt_scale(int cpu) const { return cpu >= 0 ? current_capacity(cpu) / 1024.0 : 1.0; }
   void refresh_speeds(int cluster);
   std::uint64_t next_enqueue_seq_ = 0;
   std::uint64_t migrations_ = 0;

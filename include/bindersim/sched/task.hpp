@@ -7,6 +7,7 @@
 
 #include "bindersim/engine/time.hpp"
 #include "bindersim/sched/pelt.hpp"
+#include "bindersim/sched/walt_demand.hpp"
 
 namespace bindersim::sched {
 
@@ -95,6 +96,8 @@ struct Task {
   // PELT: utilisation (running, capacity-invariant) and runnable fraction.
   PeltSignal util;
   PeltSignal runnable;
+  // WALT's window-based demand (kept only when the placement asks for it: tracks_walt_demand()).
+  WaltDemand walt;
 
   int prio() const { return prio_of(policy, nice, rt_priority); }
   bool is_rt() const { return policy == Policy::kFifo; }
