@@ -151,7 +151,8 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
                      "seeds per column: S..S+N-1, S the scenario's seed")(
       "vary", po::value<std::string>(),
       "KEY=V1,V2,...: one column per (selector, value), the value applied as --set KEY=Vi")(
-      "placement", po::value<std::string>(), "wakeup placement policy for every column: mainline")(
+      "placement", po::value<std::string>(),
+      "wakeup placement policy for every column: mainline, gki or walt (default: the scenario's)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario option by its dotted path for every column, e.g. --set "
       "clients.0.iterations=1000 (repeatable)")(

@@ -130,7 +130,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   po::options_description options("options");
   options.add_options()("help,h", "show this help")(
       "selector", po::value<std::string>(), "thread-selection policy (default: the scenario's)")(
-      "placement", po::value<std::string>(), "wakeup placement policy: mainline")(
+      "placement", po::value<std::string>(),
+      "wakeup placement policy: mainline, gki or walt (default: the scenario's)")(
       "seed", po::value<std::uint64_t>(), "random seed (default: the scenario's)")(
       "out,o", po::value<std::string>(), "write the result JSON to FILE")(
       "trace", po::value<std::string>(),

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/sched/walt_placement.hpp"
 #include "bindersim/topology/topology.hpp"
 
 namespace bindersim::sched {
@@ -345,12 +346,13 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
   return prev_cpu;
 }
 
-std::vector<std::string> placement_names() { return {"mainline", "gki"}; }
+std::vector<std::string> placement_names() { return {"mainline", "gki", "walt"}; }
 
 std::unique_ptr<PlacementPolicy> make_placement(const std::string& name) {
   if (name == "mainline") return std::make_unique<MainlinePlacement>();
   if (name == "gki") return std::make_unique<GkiPlacement>();
-  throw ConfigError("unknown placement \"" + name + "\"; valid placements: mainline, gki");
+  if (name == "walt") return std::make_unique<WaltPlacement>();
+  throw ConfigError("unknown placement \"" + name + "\"; valid placements: mainline, gki, walt");
 }
 
 }  // namespace bindersim::sched

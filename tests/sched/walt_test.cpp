@@ -1,0 +1,215 @@
+// Behaviour of the `walt` placement (Qualcomm WALT, msm-kernel 6.1 walt_cfs.c / walt_rt.c /
+// walt_lb.c) on the SA8155P: clusters by demand with the up/downmigrate margins, the sync
+// fastpath, affinity, RT placement and the load-balance rules. Demands are built by running
+// tasks through whole 16 ms windows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bindersim/sched/walt_placement.hpp"
+#include "sched_fixture.hpp"
+
+namespace bindersim::sched {
+namespace {
+
+using fixture::fair_params;
+using fixture::kGold0;
+using fixture::kMicrosecond;
+using fixture::kMillisecond;
+using fixture::only;
+using fixture::rt_params;
+
+constexpr SimTime kWindow = 16 * kMillisecond;
+constexpr std::uint64_t kSilverCpus = 0x0f;
+constexpr std::uint64_t kGoldCpus = 0x70;
+
+WakeContext from_timer() { return WakeContext{}; }
+
+class WaltTest : public ::testing::Test, public fixture::SchedHarness {
+ protected:
+  explicit WaltTest(SchedTunables tunables = {}) : SchedHarness(tunables, "walt") {}
+
+  int cluster(int cpu) const { return topology_.cluster_of(cpu); }
+  int last_choice() const { return placement_.calls().back().result; }
+
+  // A task pinned to `cpu` that runs `work_ref_ns` at first_at, first_at + period, ... up to
+  // `until` (woken by a timer each time).
+  int periodic(int cpu, SimTime first_at, SimTime period, std::int64_t work_ref_ns, SimTime until,
+               const std::string& name = "periodic") {
+    const int tid = sched_.create_task(fair_params(name, 0, only(cpu)));
+    auto next = std::make_shared<SimTime>(first_at);
+    owner_.on_done(tid, [this, tid, next, period, work_ref_ns, until](int) {
+      sched_.block(tid);
+      *next += period;
+      if (*next <= until) {
+        at(*next, [this, tid, work_ref_ns] { wake(tid, from_timer(), work_ref_ns); });
+      }
+    });
+    at(first_at, [this, tid, work_ref_ns] {
+      sched_.run(tid, work_ref_ns);
+      sched_.wake_new(tid, -1);
+    });
+    return tid;
+  }
+};
+
+TEST_F(WaltTest, ASmallDemandTaskStaysOnSilverWhileEverySilverCpuIsBusy) {
+  // Every silver CPU runs a pinned task 1 ms out of every 4 (demand about 77 of 307); the task
+  // under test ran 20 us per window on CPU 0 for six windows (a demand of a few units). Woken
+  // at 96.5 ms, while all four silver CPUs are running and the gold ones idle, WALT keeps it in
+  // the silver cluster (mainline would take an idle gold CPU).
+  for (int cpu = 0; cpu < 4; ++cpu)
+    periodic(cpu, 0, 4 * kMillisecond, 300 * kMicrosecond, 200 * kMillisecond);
+  const int tid =
+      periodic(0, 2 * kMillisecond, kWindow, 6 * kMicrosecond, 82 * kMillisecond, "small");
+  run_until(96 * kMillisecond + 500 * kMicrosecond);
+  for (int cpu = 0; cpu < 4; ++cpu) ASSERT_FALSE(sched_.available_idle_cpu(cpu)) << cpu;
+  ASSERT_TRUE(sched_.available_idle_cpu(kGold0));
+  ASSERT_LT(sched_.walt_task_demand(tid), 10.0);
+  sched_.task_for_update(tid).params.affinity = 0;
+  wake(tid, from_timer());
+  EXPECT_EQ(cluster(last_choice()), 0);
+  EXPECT_EQ(WaltPlacement::get_indicies(sched_, tid).order_index, 0);
+}
+
+TEST_F(WaltTest, ATaskAboveTheUpmigrateThresholdGoesToGold) {
+  // Runnable through six whole windows on silver CPU 1, the task's demand is a full silver
+  // core, 307, above 307 / 1.078 (sched_upmigrate 95%): its search starts at the gold cluster
+  // and it wakes on an idle gold CPU although silver CPUs are idle too.
+  const int tid = occupy(1, fair_params("busy"), 30 * kMillisecond);  // 100 ms on silver
+  run_until(110 * kMillisecond);
+  ASSERT_EQ(sched_.task(tid).state, TaskState::kSleeping);
+  EXPECT_NEAR(sched_.walt_task_demand(tid), 307.0, 0.5);
+  sched_.task_for_update(tid).params.affinity = 0;
+  EXPECT_FALSE(WaltPlacement::task_demand_fits(sched_, tid, 0));
+  EXPECT_TRUE(WaltPlacement::task_demand_fits(sched_, tid, kGold0));
+  EXPECT_EQ(WaltPlacement::get_indicies(sched_, tid).order_index, 1);
+  ASSERT_TRUE(sched_.available_idle_cpu(0));
+  wake(tid, from_timer());
+  EXPECT_EQ(cluster(last_choice()), 1);
+}
+
+TEST_F(WaltTest, TheSyncFastpathStacksTheWakeeOnTheWakersCpuWhateverRunsThere) {
+  // The waker runs on silver CPU 2 with another task queued behind it (GKI's rule would want
+  // the waker alone). A wakee whose demand fits silver goes on CPU 2 all the same.
+  occupy(2, fair_params("first"));
+  occupy(2, fair_params("second"));
+  const int wakee = sleeper(5);
+  run_for(kMillisecond);
+  const int waker = sched_.rq(2).curr;
+  ASSERT_GE(waker, 0);
+  ASSERT_EQ(sched_.nr_running(2), 2);
+  wake(wakee, WakeContext{waker, 2, true, false});
+  EXPECT_EQ(last_choice(), 2);
+}
+
+TEST_F(WaltTest, NoSyncFastpathOntoACpuSmallerThanTheWakeesCluster) {
+  // A wakee whose demand needs gold is not pulled onto a silver waker's CPU by a sync wakeup.
+  const int big = occupy(1, fair_params("big"), 30 * kMillisecond);
+  const int waker = occupy(3, fair_params("waker"));
+  run_until(110 * kMillisecond);
+  ASSERT_EQ(sched_.task(big).state, TaskState::kSleeping);
+  sched_.task_for_update(big).params.affinity = 0;
+  wake(big, WakeContext{waker, 3, true, false});
+  EXPECT_EQ(cluster(last_choice()), 1);
+}
+
+TEST_F(WaltTest, AffinityIsRespected) {
+  // A small task allowed only on the gold CPUs wakes on one of them, although the silver CPUs
+  // are idle and its demand fits silver; a sync wakeup from a silver waker does not move it
+  // there either.
+  const int tid = sleeper(5, fair_params("gold-only"), kGoldCpus);
+  wake(tid, from_timer());
+  EXPECT_EQ(cluster(last_choice()), 1);
+  run_for(kMillisecond);
+  const int waker = occupy(0, fair_params("waker"));
+  run_for(kMillisecond);
+  ASSERT_EQ(sched_.rq(0).curr, waker);
+  wake(tid, WakeContext{waker, 0, true, false});
+  EXPECT_NE(kGoldCpus & only(last_choice()), 0U);
+}
+
+TEST_F(WaltTest, RtSyncWakeupFromAFairWakerLandsOnTheWakersCpu) {
+  // walt_should_honor_rt_sync() does not ask for an RT waker: a SCHED_FIFO wakee of a sync
+  // wakeup from a fair task goes on the waker's CPU (GKI's rule needs an RT waker).
+  const int waker = occupy(3, fair_params("fair-waker"));
+  const int rt = sleeper(6, rt_params("rt", 50));
+  run_for(kMillisecond);
+  ASSERT_EQ(sched_.rq(3).curr, waker);
+  wake(rt, WakeContext{waker, 3, true, false});
+  EXPECT_EQ(last_choice(), 3);
+}
+
+class WaltRtTest : public WaltTest {
+ protected:
+  static SchedTunables no_rt_clamp() {
+    SchedTunables tunables;
+    tunables.rt_uclamp_min = 0;  // Android vendor init: every CPU fits an RT task
+    return tunables;
+  }
+  WaltRtTest() : WaltTest(no_rt_clamp()) {}
+};
+
+TEST_F(WaltRtTest, RtWakeupTakesTheLeastLoadedSilverCpu) {
+  // Silver CPUs 0-2 run fair tasks; CPU 3 and the gold CPUs are idle. An RT task last on gold
+  // CPU 5 (idle) woken by a timer goes to the least-loaded CPU of the smallest cluster, CPU 3,
+  // rather than staying on its idle prev as mainline's select_task_rq_rt would.
+  for (int cpu = 0; cpu < 3; ++cpu) occupy(cpu, fair_params("busy"));
+  const int rt = sleeper(5, rt_params("rt", 50));
+  run_for(20 * kMillisecond);
+  ASSERT_TRUE(sched_.available_idle_cpu(5));
+  wake(rt, from_timer());
+  EXPECT_EQ(last_choice(), 3);
+}
+
+class WaltBalanceTest : public WaltTest {
+ protected:
+  // `per_cpu` pinned tasks runnable all the time on each of `cpus` silver CPUs, for 100 ms.
+  void load_silver(int cpus, int per_cpu) {
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      for (int i = 0; i < per_cpu; ++i) occupy(cpu, fair_params("load"));
+    }
+    run_until(100 * kMillisecond);
+  }
+  WaltPlacement walt_;
+};
+
+TEST_F(WaltBalanceTest, GoldHelpsSilverOnlyWhenTheSilverClusterIsOverloaded) {
+  // Two always-runnable tasks on each silver CPU: each has a demand of a full silver core
+  // (307), each CPU 614, the cluster runs 8 tasks on 4 CPUs at twice its capacity. An idle
+  // gold CPU may pull from it (with enough idle time); a silver CPU may pull from a sibling
+  // even when its own idle periods are short.
+  load_silver(4, 2);
+  EXPECT_NEAR(sched_.walt_cpu_demand(0), 614.0, 1.0);
+  EXPECT_TRUE(walt_.may_pull(sched_, 0, kGold0, BalanceKind::kNewIdle));
+  EXPECT_FALSE(walt_.may_pull(sched_, 0, kGold0, BalanceKind::kNewIdleShortIdle));
+  EXPECT_TRUE(walt_.may_pull(sched_, 0, 1, BalanceKind::kNewIdleShortIdle));
+}
+
+TEST_F(WaltBalanceTest, GoldLeavesSilverAloneWhenTheClusterIsNotOverloaded) {
+  // Two tasks on silver CPU 0 only: that CPU is overutilised, but its cluster runs two tasks
+  // on four CPUs, so no gold CPU pulls from it (mainline and GKI under overutilisation would).
+  load_silver(1, 2);
+  ASSERT_TRUE(WaltPlacement::cpu_overutilized(sched_, 0, 0));
+  EXPECT_FALSE(walt_.may_pull(sched_, 0, kGold0, BalanceKind::kNewIdle));
+  EXPECT_FALSE(walt_.may_pull(sched_, 0, kGold0, BalanceKind::kPeriodic));
+  EXPECT_TRUE(walt_.may_pull(sched_, 0, 1, BalanceKind::kNewIdle));
+}
+
+TEST(WaltRegistryTest, WaltIsARegisteredPlacement) {
+  // `walt` is listed and built by name; it keeps WALT demand and balances whatever the
+  // overutilisation state (it is not the energy-aware flag of EAS).
+  const std::vector<std::string> names = placement_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "walt"), names.end());
+  const auto walt = make_placement("walt");
+  EXPECT_EQ(walt->name(), "walt");
+  EXPECT_TRUE(walt->tracks_walt_demand());
+  EXPECT_FALSE(walt->energy_aware());
+  EXPECT_FALSE(make_placement("gki")->tracks_walt_demand());
+}
+
+}  // namespace
+}  // namespace bindersim::sched
