@@ -669,6 +669,7 @@ int Scheduler::newidle_balance(int cpu) {
   const BalanceKind kind = average_idle(cpu) < tunables_.migration_cost_ns
                                ? BalanceKind::kNewIdleShortIdle
                                : BalanceKind::kNewIdle;
+  if (kind == BalanceKind::kNewIdleShortIdle && !placement_.pulls_after_short_idle()) return -1;
   const int pulled = pull_fair_task(cpu, 1, kind);
   if (pulled >= 0) ++newidle_pulls_;
   return pulled;

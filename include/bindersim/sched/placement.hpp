@@ -33,6 +33,9 @@ class PlacementPolicy {
                         BalanceKind kind) const {
     return kind != BalanceKind::kNewIdleShortIdle;
   }
+  // Whether may_pull() can allow any kNewIdleShortIdle pull; when not, the scheduler skips
+  // that balance without looking for a source (a CPU goes idle often: keep that path short).
+  virtual bool pulls_after_short_idle() const { return false; }
 };
 
 // Upstream placement (no energy model, or an overutilized system).
