@@ -82,8 +82,8 @@ Allocation BufferAllocator::allocate(std::int64_t data_bytes, std::int64_t offse
     id = static_cast<int>(offset_of_id_.size());
     offset_of_id_.push_back(offset);
   } else {
-    id = *free_ids_.begin();
-    free_ids_.erase(free_ids_.begin());
+    id = free_ids_.top();
+    free_ids_.pop();
     offset_of_id_[id] = offset;
   }
   free_bytes_ -= out.size;
@@ -161,7 +161,7 @@ int BufferAllocator::free(int buffer, std::uint64_t lru_stamp) {
   if (first_partial) release(first);
 
   offset_of_id_[buffer] = -1;
-  free_ids_.insert(buffer);
+  free_ids_.push(buffer);
   --allocated_count_;
   free_bytes_ += size;
   segment->second = Segment{size, -1, false, false};
@@ -301,11 +301,21 @@ std::string BufferAllocator::check_invariants() const {
            std::to_string(free_sum);
   }
   if (allocated != allocated_count_) return "allocated count out of step";
+  std::vector<int> free_listed(offset_of_id_.size(), 0);
+  auto free_ids = free_ids_;
+  for (; !free_ids.empty(); free_ids.pop()) {
+    const int id = free_ids.top();
+    if (id < 0 || id >= static_cast<int>(free_listed.size())) {
+      return "free buffer id " + std::to_string(id) + " out of range";
+    }
+    ++free_listed[static_cast<std::size_t>(id)];
+  }
   int ids_in_use = 0;
   for (std::size_t id = 0; id < offset_of_id_.size(); ++id) {
     const bool in_use = offset_of_id_[id] >= 0;
     ids_in_use += in_use ? 1 : 0;
-    if (in_use == (free_ids_.count(static_cast<int>(id)) != 0)) {
+    if (free_listed[id] > 1) return "buffer id " + std::to_string(id) + " listed free twice";
+    if (in_use == (free_listed[id] != 0)) {
       return "buffer id " + std::to_string(id) + " both or neither in use and free";
     }
   }

@@ -5,12 +5,18 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
+#include <memory_resource>
 #include <optional>
+#include <queue>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "bindersim/common/node_pool.hpp"
 
 namespace bindersim::binder {
 
@@ -138,12 +144,19 @@ class BufferAllocator {
 
   std::int64_t space_bytes_;
   std::int64_t page_bytes_;
-  std::map<std::int64_t, Segment> segments_;                      // offset -> buffer
-  std::set<std::pair<std::int64_t, std::int64_t>> free_by_size_;  // (size, offset) of free ones
-  std::vector<std::int64_t> offset_of_id_;                        // -1: id not in use
-  std::set<int> free_ids_;                                        // ids below offset_of_id_.size()
+  // The tree nodes of the maps and sets below come from this pool: an allocation or a free
+  // reuses nodes instead of calling malloc. Held by pointer so that the containers' view of it
+  // survives a move of the allocator.
+  std::unique_ptr<NodePool> nodes_ = std::make_unique<NodePool>();
+  std::pmr::map<std::int64_t, Segment> segments_{nodes_.get()};  // offset -> buffer
+  // (size, offset) of the free buffers.
+  std::pmr::set<std::pair<std::int64_t, std::int64_t>> free_by_size_{nodes_.get()};
+  std::vector<std::int64_t> offset_of_id_;  // -1: id not in use
+  // Ids below offset_of_id_.size() not in use, smallest on top.
+  std::priority_queue<int, std::vector<int>, std::greater<>> free_ids_;
   std::vector<Page> pages_;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, int> lru_;  // (stamp, sequence) -> page
+  // (stamp, sequence) -> page
+  std::pmr::map<std::pair<std::uint64_t, std::uint64_t>, int> lru_{nodes_.get()};
   std::uint64_t lru_sequence_ = 0;
   std::uint64_t last_stamp_ = 0;
   std::int64_t free_bytes_;
