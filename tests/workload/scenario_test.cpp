@@ -163,7 +163,7 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_TRUE(a.start_thread_pool);
   EXPECT_EQ(a.looper_working_set_bytes, 0);
   EXPECT_TRUE(a.cpuset.cpus.empty());  // every CPU
-  ASSERT_EQ(a.nodes.size(), 1u);  // the default node
+  ASSERT_EQ(a.nodes.size(), 1u);       // the default node
   EXPECT_EQ(a.nodes[0].config.name, "service");
   EXPECT_TRUE(a.nodes[0].config.inherit_rt);
   EXPECT_EQ(a.nodes[0].config.min_nice, 19);
