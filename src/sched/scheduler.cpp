@@ -170,21 +170,17 @@ double Scheduler::task_util(int tid) const {
   return signal_at(each.util, now(), !each.is_rt() && each.state == TaskState::kRunning, ceiling);
 }
 
-double Scheduler::walt_task_demand(int tid) const {
-  const Task& each = task(tid);
+WaltDemand Scheduler::walt_now(const Task& each) const {
   const bool running = each.state == TaskState::kRunning;
   const bool runnable = running || each.state == TaskState::kRunnable;
-  return each.walt.at(now(), runnable, running, walt_scale(each.cpu), walt_.window_ns)
-      .demand_scaled(walt_.window_ns);
+  return each.walt.at(now(), runnable, running, walt_scale(each.cpu), walt_.window_ns);
 }
 
-double Scheduler::walt_task_prev_window(int tid) const {
-  const Task& each = task(tid);
-  const bool running = each.state == TaskState::kRunning;
-  const bool runnable = running || each.state == TaskState::kRunnable;
-  return each.walt.at(now(), runnable, running, walt_scale(each.cpu), walt_.window_ns)
-      .prev_window();
+double Scheduler::walt_task_demand(int tid) const {
+  return walt_now(task(tid)).demand_scaled(walt_.window_ns);
 }
+
+double Scheduler::walt_task_prev_window(int tid) const { return walt_now(task(tid)).prev_window(); }
 
 double Scheduler::walt_cpu_demand(int cpu) const {
   const RunQueue& r = rq(cpu);
@@ -278,12 +274,8 @@ std::int64_t Scheduler::work_for_ns(SimTime ns, int cpu) const {
 // utilisation and, for the task, as if it slept (the kernel leaves the entity un-updated while
 // RT and ages it on its return to the fair class).
 void Scheduler::update_pelt(Task& task) {
-  if (walt_tracking_) {
-    // WALT accounts every class: running and waiting time alike make demand.
-    const bool is_running = task.state == TaskState::kRunning;
-    const bool is_runnable = is_running || task.state == TaskState::kRunnable;
-    task.walt.account(now(), is_runnable, is_running, walt_scale(task.cpu), walt_.window_ns);
-  }
+  // WALT accounts every class: running and waiting time alike make demand.
+  if (walt_tracking_) task.walt = walt_now(task);
   const bool fair = !task.is_rt();
   const bool running = fair && task.state == TaskState::kRunning;
   const bool runnable = fair && (running || task.state == TaskState::kRunnable);

@@ -27,14 +27,13 @@ class PlacementPolicy {
   // The scheduler keeps WALT's window-based demand of tasks and CPUs (Scheduler::walt_*).
   virtual bool tracks_walt_demand() const { return false; }
   // Load balancing: whether `dst_cpu` may pull a queued fair task from `src_cpu`, which runs at
-  // least two tasks. By default every balance may, except a new-idle balance of a CPU whose
-  // idle periods are short (the kernel's avg_idle test).
+  // least two tasks. By default every balance may.
   virtual bool may_pull(const Scheduler& /*sched*/, int /*src_cpu*/, int /*dst_cpu*/,
-                        BalanceKind kind) const {
-    return kind != BalanceKind::kNewIdleShortIdle;
+                        BalanceKind /*kind*/) const {
+    return true;
   }
-  // Whether may_pull() can allow any kNewIdleShortIdle pull; when not, the scheduler skips
-  // that balance without looking for a source (a CPU goes idle often: keep that path short).
+  // Whether a CPU whose idle periods are short (the kernel's avg_idle test) balances at all
+  // when it goes idle; if so, may_pull() is asked with kNewIdleShortIdle. By default not.
   virtual bool pulls_after_short_idle() const { return false; }
 };
 

@@ -299,6 +299,8 @@ class Scheduler final : public engine::EventHandler {
   WaltTunables walt_;
   std::vector<WaltWindowBusy> walt_cpu_busy_;
   double walt_scale(int cpu) const { return cpu >= 0 ? current_capacity(cpu) / 1024.0 : 1.0; }
+  // The task's WALT tracker brought up to now, with its state since its last account.
+  WaltDemand walt_now(const Task& each) const;
   void refresh_speeds(int cluster);
   std::uint64_t next_enqueue_seq_ = 0;
   std::uint64_t migrations_ = 0;
