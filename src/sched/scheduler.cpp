@@ -332,12 +332,10 @@ void Scheduler::detach_signals(Task& task) {
 }
 
 // Charges the running task of `cpu` for the time since segment_start: stall first, then work.
-void Scheduler::account_progress(int cpu) {
+void Scheduler::account_running(int cpu) {
   RunQueue& r = q(cpu);
-  if (r.curr < 0) return;
   Task& task = t(r.curr);
   const SimTime elapsed = now() - r.segment_start;
-  if (elapsed <= 0) return;
   r.segment_start = now();
   busy_ns_[static_cast<std::size_t>(cpu)] += elapsed;
   if (walt_tracking_) {

@@ -242,7 +242,13 @@ class Scheduler final : public engine::EventHandler {
 
   SimTime scaled_ns(std::int64_t work_ref_ns, int cpu) const;
   std::int64_t work_for_ns(SimTime ns, int cpu) const;
-  void account_progress(int cpu);
+  // Charges the running task of `cpu` for the time since its segment's last accounting. Most
+  // calls find nothing to charge (no task, or no time passed): they return here, inline.
+  void account_progress(int cpu) {
+    const RunQueue& r = q(cpu);
+    if (r.curr >= 0 && now() > r.segment_start) account_running(cpu);
+  }
+  void account_running(int cpu);
   void rearm(int cpu);
   void update_pelt(Task& task);
   void sync_rq_signals(int cpu);
