@@ -467,10 +467,12 @@ void Driver::take_work(int tid, int txn_id) {
   Transaction& x = txns_[static_cast<std::size_t>(txn_id)];
   t.pending = txn_id;
   if (auto* tracer = context_.tracer) tracer->binder_transaction_received(sched_, tid, txn_id, x);
-  SPDLOG_LOGGER_DEBUG(context_.binder_log,
-                      "[{} ns] thread {} takes {} {} from {} (caller cpu {}) on cpu {}",
-                      sched_.now(), tid, x.is_reply ? "reply" : "transaction", txn_id, x.from_tid,
-                      x.caller_cpu, t.resume_cpu);
+  if (context_.binder_log->should_log(spdlog::level::debug)) {
+    SPDLOG_LOGGER_DEBUG(context_.binder_log,
+                        "[{} ns] thread {} takes {} {} from {} (caller cpu {}) on cpu {}",
+                        sched_.now(), tid, x.is_reply ? "reply" : "transaction", txn_id, x.from_tid,
+                        x.caller_cpu, t.resume_cpu);
+  }
   if (!x.is_reply) {
     mark_server(tid, x);  // taken from proc->todo: no wakeup was waited for
     x.server_cpu = t.resume_cpu;

@@ -59,11 +59,6 @@ void PeltSignal::update(SimTime now, bool active, double ceiling) {
   advance(now, pelt_decay(now - last_update_), active, ceiling);
 }
 
-void PeltSignal::advance(SimTime now, double keep, bool active, double ceiling) {
-  value_ = value_ * keep + (active ? ceiling * (1.0 - keep) : 0.0);
-  last_update_ = now;
-}
-
 double PeltSignal::decayed_value(SimTime now) const {
   return now <= last_update_ ? value_ : value_ * pelt_decay(now - last_update_);
 }

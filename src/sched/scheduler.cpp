@@ -486,9 +486,12 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
     while (cpu < num_cpus() && !task.allowed_on(cpu)) ++cpu;
     BSIM_CHECK_MSG(cpu < num_cpus(), "a task's affinity allows no CPU");
   }
-  SPDLOG_LOGGER_DEBUG(context_.sched_log, "[{} ns] wake {} ({}) prev {} waker cpu {}{} -> cpu {}",
-                      now(), tid, task.params.name, prev, ctx.waker_cpu, ctx.sync ? " sync" : "",
-                      cpu);
+  // Checked first: the call itself costs on this hot path even when the level drops the record.
+  if (context_.sched_log->should_log(spdlog::level::debug)) {
+    SPDLOG_LOGGER_DEBUG(context_.sched_log, "[{} ns] wake {} ({}) prev {} waker cpu {}{} -> cpu {}",
+                        now(), tid, task.params.name, prev, ctx.waker_cpu, ctx.sync ? " sync" : "",
+                        cpu);
+  }
   const bool first_placement = task.cpu < 0;
   account_progress(cpu);  // update_curr(): min_vruntime of the target is current
   place_on_cpu(task, cpu);

@@ -49,7 +49,10 @@ class PeltSignal {
   }
   // The same with the decay factor pelt_decay(now - last_update()) already known (signals
   // updated together share it).
-  void advance(SimTime now, double keep, bool active, double ceiling);
+  void advance(SimTime now, double keep, bool active, double ceiling) {
+    value_ = value_ * keep + (active ? ceiling * (1.0 - keep) : 0.0);
+    last_update_ = now;
+  }
   // The value the average would have at `now` if inactive since the last update.
   double decayed_value(SimTime now) const;
   double value() const { return value_; }
