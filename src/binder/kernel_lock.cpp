@@ -29,18 +29,6 @@ int KernelLocks::waiters(int lock) const {
   return static_cast<int>(locks_[static_cast<std::size_t>(lock)].waiters.size());
 }
 
-KernelLocks::ThreadState& KernelLocks::ts(int tid) {
-  if (static_cast<std::size_t>(tid) >= threads_.size()) {
-    threads_.resize(static_cast<std::size_t>(tid) + 1);
-  }
-  return threads_[static_cast<std::size_t>(tid)];
-}
-
-bool KernelLocks::waiting(int tid) const {
-  return static_cast<std::size_t>(tid) < threads_.size() &&
-         threads_[static_cast<std::size_t>(tid)].waiting_for >= 0;
-}
-
 KernelLocks::Waiter* KernelLocks::find_waiter(Lock& lock, int tid) {
   for (Waiter& w : lock.waiters) {
     if (w.tid == tid) return &w;

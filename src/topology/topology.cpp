@@ -623,6 +623,7 @@ void Topology::compute_transfer_costs() {
 
   transfer_ns_.assign(n * n, 0.0);
   common_vertex_.assign(n * n, 0);
+  shares_cache_.assign(n * n, 0);
   for (std::size_t from = 0; from < n; ++from) {
     for (std::size_t to = 0; to < n; ++to) {
       std::optional<std::size_t> best;
@@ -634,6 +635,7 @@ void Topology::compute_transfer_costs() {
       BSIM_CHECK(best.has_value());  // memory is reached by every CPU
       transfer_ns_[from * n + to] = latency_of(to, *best);
       common_vertex_[from * n + to] = *best;
+      shares_cache_[from * n + to] = graph_[*best].kind == NodeKind::kCache;
     }
   }
 
@@ -661,11 +663,6 @@ void Topology::compute_transfer_costs() {
 
 double Topology::shared_fetch_ns_per_line(int cpu_id) const {
   return shared_fetch_ns_.at(static_cast<std::size_t>(cpu_id));
-}
-
-bool Topology::shares_cache(int a, int b) const {
-  BSIM_CHECK(a >= 0 && a < num_cpus() && b >= 0 && b < num_cpus());
-  return graph_[nearest_common_vertex(a, b)].kind == NodeKind::kCache;
 }
 
 std::int64_t Topology::private_cache_bytes(int cpu_id) const {

@@ -58,7 +58,10 @@ class KernelLocks final : public engine::EventHandler {
   bool release(int tid, int lock);
 
   // True while `tid` waits for a lock (its scheduler callbacks belong here).
-  bool waiting(int tid) const;
+  bool waiting(int tid) const {
+    return static_cast<std::size_t>(tid) < threads_.size() &&
+           threads_[static_cast<std::size_t>(tid)].waiting_for >= 0;
+  }
   void on_work_done(int tid);
   void on_switch(int tid, bool running);
   void on_event(const engine::Event& event) override;
@@ -89,7 +92,13 @@ class KernelLocks final : public engine::EventHandler {
   };
 
   Lock& lk(int lock) { return locks_[static_cast<std::size_t>(lock)]; }
-  ThreadState& ts(int tid);
+  // A thread's state; threads are added as they first take a lock.
+  ThreadState& ts(int tid) {
+    const auto index = static_cast<std::size_t>(tid);
+    if (index >= threads_.size()) [[unlikely]]
+      threads_.resize(index + 1);
+    return threads_[index];
+  }
   Waiter* find_waiter(Lock& lock, int tid);
   void grant(int lock_id, int tid);
   void spin(int tid, Waiter& waiter);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bindersim/common/error.hpp"
 #include "bindersim/engine/time.hpp"
 
 namespace bindersim {
@@ -142,7 +143,10 @@ class Topology {
     return static_cast<std::size_t>(llc_of_cpu_.at(static_cast<std::size_t>(cpu)));
   }
   // Like the kernel's cpus_share_cache(): both CPUs reach one shared cache (the LLC).
-  bool shares_cache(int a, int b) const;
+  bool shares_cache(int a, int b) const {
+    BSIM_CHECK(a >= 0 && a < num_cpus() && b >= 0 && b < num_cpus());
+    return shares_cache_[static_cast<std::size_t>(a * num_cpus() + b)] != 0;
+  }
   // Private cache bytes of `cpu` (largest private level, e.g. its L2): what a working set
   // can keep warm there.
   std::int64_t private_cache_bytes(int cpu) const;
@@ -176,6 +180,7 @@ class Topology {
   CacheGraph graph_;
   std::vector<double> transfer_ns_;         // num_cpus x num_cpus, row = from
   std::vector<std::size_t> common_vertex_;  // num_cpus x num_cpus, row = from
+  std::vector<std::uint8_t> shares_cache_;  // num_cpus x num_cpus: common vertex is a cache
   std::vector<double> shared_fetch_ns_;     // per CPU
   std::vector<int> llc_of_cpu_;             // graph vertex of the first shared cache per CPU
   std::vector<std::int64_t> private_bytes_;
