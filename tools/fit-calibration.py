@@ -3,14 +3,15 @@
 
 The free parameters are physical quantities with plausible bounds (--list): the level of the
 binder kernel-path costs, the L3 latency, and the default background load (the mean run and
-total demand of the platform's other tasks, and each CPU's housekeeping kworker). For each
-candidate the tool writes a topology and the schd-dbg and binder-throughput scenarios into a
-temporary directory, runs `bindersim run` with fixed seeds (schd-dbg at the reference's 10,000
-iterations; binder-throughput as the difference of a long and a short run, its steady state),
-and computes the rows of tools/calibrate.py. Each row's error divided by its acceptance bound
-is a normalised residual; the objective is the sum of their expected squares over one run
-(the seed-averaged error squared plus the variance across seeds), left out binder-throughput's
-rate and latency (EXCLUDED_ROWS). It is minimised deterministically over the bounded,
+total demand of the platform's other tasks, and each CPU's housekeeping kworker, whose period
+and run are parameters per cluster). For each candidate the tool writes a topology and the
+schd-dbg and binder-throughput scenarios into a temporary directory, runs `bindersim run` with
+fixed seeds (schd-dbg at the reference's 10,000 iterations; binder-throughput as the
+difference of a long and a short run, its steady state), and computes the rows of
+tools/calibrate.py. Each row's error divided by its acceptance bound is a normalised residual;
+the objective is the sum of their expected squares over one run (the seed-averaged error
+squared plus the variance across seeds), left out binder-throughput's rate and latency
+(EXCLUDED_ROWS). It is minimised deterministically over the bounded,
 log-scaled parameters: (1) the binder path level is solved for the SCHED_FIFO same-core latency
 (a secant), (2) a Halton sample of the other parameters' box, (3) a compass (coordinate
 pattern) search from the best point over all of them, (4) the path level solved again. The
@@ -31,7 +32,7 @@ Usage: tools/fit-calibration.py [--write] [--budget N] [--samples N] [--param NA
   --eval           evaluate the starting point (with any --param) and print it; no search
   --diagnose-silver  with --eval: also run binder-throughput confined to the silver CPUs
   --list           print the parameters, their bounds and starting values
-Takes about five minutes on two cores. Then check at full scale with tools/calibrate.py.
+Takes six to seven minutes on two cores. Then check at full scale with tools/calibrate.py.
 """
 import argparse
 import concurrent.futures
@@ -107,11 +108,32 @@ PARAMS = [
     Param("background_util", 0.05, 1.0, 6 * 150 / 1650, "big-core equivalents",
           "the background tasks' total demand: reference work per second / 10^9, i.e. the "
           "share of one capacity-1024 CPU at fmax; it sets their mean sleep"),
-    Param("percpu_period_ns", 1000000, 64000000, 64000000, "ns",
-          "mean sleep of each CPU's housekeeping kworker (exponential)"),
-    Param("percpu_run_ref_ns", 2000, 20000, 10000, "ns of reference work",
-          "mean run of each CPU's housekeeping kworker (exponential)"),
+    # Per-CPU housekeeping, one period and one run per cluster: how often a CPU is woken by
+    # work bound to it (kworkers, timers, RCU, vmstat, interrupts) decides how long its idle
+    # periods last and so which idle state the menu governor picks, and how much of it is
+    # busy decides how often a sync wakeup finds the waker alone there. The period bounds span
+    # a CPU woken 2,000 times a second to one woken 16 times (estimate: the wakeup rates of an
+    # Android device between benchmark calls; device interrupts are routed to the silver CPUs
+    # by default); the run bounds 2-20 us of reference work (estimate: a work item or an
+    # interrupt with its softirq).
+    Param("percpu_period_silver_ns", 500000, 64000000, 64000000, "ns",
+          "mean sleep of each silver CPU's housekeeping kworker (exponential)"),
+    Param("percpu_period_gold_ns", 500000, 64000000, 64000000, "ns",
+          "mean sleep of each gold CPU's housekeeping kworker (exponential)"),
+    Param("percpu_period_prime_ns", 500000, 64000000, 64000000, "ns",
+          "mean sleep of the prime CPU's housekeeping kworker (exponential)"),
+    Param("percpu_run_silver_ref_ns", 2000, 20000, 10000, "ns of reference work",
+          "mean run of each silver CPU's housekeeping kworker (exponential)"),
+    Param("percpu_run_gold_ref_ns", 2000, 20000, 10000, "ns of reference work",
+          "mean run of each gold CPU's housekeeping kworker (exponential)"),
+    Param("percpu_run_prime_ref_ns", 2000, 20000, 10000, "ns of reference work",
+          "mean run of the prime CPU's housekeeping kworker (exponential)"),
 ]
+# The parameters of each cluster's housekeeping (topologies/sa8155p.json's cluster names).
+PERCPU_PERIOD_OF_CLUSTER = {"silver": "percpu_period_silver_ns", "gold": "percpu_period_gold_ns",
+                            "prime": "percpu_period_prime_ns"}
+PERCPU_RUN_OF_CLUSTER = {"silver": "percpu_run_silver_ref_ns", "gold": "percpu_run_gold_ref_ns",
+                         "prime": "percpu_run_prime_ref_ns"}
 PARAM = {p.name: p for p in PARAMS}
 
 # Residuals: each row with an acceptance bound contributes (error / bound)^2. Left out by
@@ -152,6 +174,12 @@ def background_sleep_ns(values):
     return max(1000.0, run * (n / util - 1.0))
 
 
+def cpu_clusters():
+    """(cpu, cluster name) of every CPU of the SA8155P topology, in CPU order."""
+    doc = json.loads(TOPOLOGY.read_text())
+    return sorted((cpu, cluster["name"]) for cluster in doc["clusters"] for cpu in cluster["cpus"])
+
+
 def background(values):
     """The default background load for the parameter values (shared by every scenario)."""
     tasks = []
@@ -174,7 +202,9 @@ def background(values):
                       f"sets the mean sleep) fitted to {FIT_TARGETS}. Their long bursts make "
                       "the root domain overutilised part of the time (docs/calibration.md)",
         })
-    for cpu in range(8):
+    for cpu, cluster in cpu_clusters():
+        run = values[PERCPU_RUN_OF_CLUSTER[cluster]]
+        period = values[PERCPU_PERIOD_OF_CLUSTER[cluster]]
         tasks.append({
             "name": f"kworker/{cpu}",
             "policy": "normal",
@@ -184,13 +214,16 @@ def background(values):
             "start_ns": 500 + cpu * 1000,
             "iteration": [
                 {"op": "compute",
-                 "ref_ns": {"exponential_mean": int(round(values["percpu_run_ref_ns"]))}},
+                 "ref_ns": {"exponential_mean": int(round(run))}},
                 {"op": "sleep",
-                 "ns": {"exponential_mean": int(round(values["percpu_period_ns"]))}},
+                 "ns": {"exponential_mean": int(round(period))}},
             ],
             "source": f"{FIT_SOURCE}: per-CPU kernel housekeeping (bound kworkers, timers, "
-                      "RCU, vmstat), which sets how long a CPU stays idle and so its idle "
-                      f"state: mean run and mean sleep fitted to {FIT_TARGETS}",
+                      "RCU, vmstat, interrupts), which sets how long a CPU stays idle and so "
+                      "its idle state: mean run and mean sleep, one of each per cluster (these "
+                      f"the {cluster} cluster's), fitted to {FIT_TARGETS} within 2-20 us of "
+                      "reference work and 0.5-64 ms (estimates of plausible housekeeping "
+                      "rates, docs/calibration.md)",
         })
     return tasks
 

@@ -219,7 +219,7 @@ void Driver::sleep(int tid, SimTime duration, std::int64_t then_work_ref_ns) {
   Thread& t = th(tid);
   t.phase = Phase::kSleep;
   t.pending_work_ref_ns = then_work_ref_ns;
-  sched_.block(tid);
+  sched_.block_until(tid, sched_.now() + duration);
   context_.engine.schedule(sched_.now() + duration, target_, kSleepDone,
                            static_cast<std::uint32_t>(tid));
 }
@@ -977,9 +977,9 @@ void Driver::shrink_next(int tid) {
     return;
   }
   th(tid).phase = Phase::kShrinkSleep;
-  sched_.block(tid);
-  context_.engine.schedule(sched_.now() + options_.memory_pressure.scan_interval_ns, target_,
-                           kShrinkTimer, static_cast<std::uint32_t>(tid));
+  const SimTime wake_at = sched_.now() + options_.memory_pressure.scan_interval_ns;
+  sched_.block_until(tid, wake_at);
+  context_.engine.schedule(wake_at, target_, kShrinkTimer, static_cast<std::uint32_t>(tid));
 }
 
 stats::AllocatorStats Driver::allocator_stats() const { return alloc_stats_; }

@@ -593,7 +593,10 @@ void Scheduler::schedule_cpu(int cpu) {
   }
   dequeue(cpu, next);
   if (r.idle_since >= 0) {
-    // Leaving idle: remember how long it lasted for the idle governor.
+    // Leaving idle: tell the idle governor how long it lasted.
+    const auto& states = context_.topology.cpu(cpu).idle_states;
+    r.governor.reflect(now() - r.idle_since,
+                       states[static_cast<std::size_t>(r.idle_state)].exit_latency_ns);
     r.idle_history[r.idle_history_next] = now() - r.idle_since;
     r.idle_history_next = (r.idle_history_next + 1) % r.idle_history.size();
     r.idle_since = -1;
@@ -748,16 +751,12 @@ void Scheduler::go_idle(int cpu) {
   r.idle_since = now();
   ++r.generation;
   r.done_at = engine::kNever;
-  // Idle governor: the deepest state whose minimum residency fits the mean of the recent
-  // idle durations.
-  SimTime sum = 0;
-  for (SimTime d : r.idle_history) sum += d;
-  const SimTime predicted = sum / static_cast<SimTime>(r.idle_history.size());
-  const auto& states = context_.topology.cpu(cpu).idle_states;
-  r.idle_state = 0;
-  for (std::size_t i = 0; i < states.size(); ++i) {
-    if (states[i].min_residency_ns <= predicted) r.idle_state = static_cast<int>(i);
-  }
+  // The idle governor, told how far the CPU's next timer is.
+  std::erase_if(r.timers, [this](SimTime at) { return at <= now(); });
+  const auto next_timer = std::min_element(r.timers.begin(), r.timers.end());
+  r.idle_state =
+      r.governor.select(context_.topology.cpu(cpu).idle_states,
+                        next_timer == r.timers.end() ? engine::kNever : *next_timer - now());
   if (auto* tracer = context_.tracer) tracer->cpu_idle(*this, cpu);
 }
 
@@ -896,6 +895,13 @@ void Scheduler::switch_out(int tid, TaskState state) {
 }
 
 void Scheduler::block(int tid) { switch_out(tid, TaskState::kSleeping); }
+
+void Scheduler::block_until(int tid, SimTime wake_at) {
+  std::vector<SimTime>& timers = q(t(tid).cpu).timers;
+  if (timers.size() >= 16) std::erase_if(timers, [this](SimTime at) { return at <= now(); });
+  timers.push_back(wake_at);
+  block(tid);
+}
 
 void Scheduler::exit(int tid) { switch_out(tid, TaskState::kDead); }
 

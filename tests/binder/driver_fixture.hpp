@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "../sched/sched_fixture.hpp"
 #include "bindersim/binder/driver.hpp"
 #include "bindersim/cost/cost_model.hpp"
 #include "bindersim/engine/context.hpp"
@@ -324,13 +325,11 @@ inline std::unique_ptr<selectors::Selector> make_registry_selector(const std::st
 }
 
 // The whole stack below the workload, on the SA8155P topology (CPUs 0-3 silver, 4-6 gold,
-// 7 prime).
+// 7 prime) with WFI as the only idle state (sched_fixture.hpp's load_sa8155p).
 class DriverHarness {
  public:
   explicit DriverHarness(const std::string& selector_name = "fifo", KernelOptions options = {})
-      : topology(
-            topology::Topology::load(std::string(BINDERSIM_SOURCE_DIR) + "/topologies/sa8155p.json",
-                                     std::string(BINDERSIM_SOURCE_DIR) + "/topologies")),
+      : topology(sched::fixture::load_sa8155p()),
         context(topology, 1),
         cost(topology),
         sched(context, cost, placement),

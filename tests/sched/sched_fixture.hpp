@@ -6,13 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/cost/cost_model.hpp"
 #include "bindersim/engine/context.hpp"
 #include "bindersim/engine/engine.hpp"
@@ -33,9 +36,26 @@ inline constexpr int kPrime = 7;
 
 inline std::uint64_t only(int cpu) { return std::uint64_t{1} << cpu; }
 
-inline topology::Topology load_sa8155p() {
+// Which idle states the fixtures' CPUs have. The menu idle governor expects a CPU with no timer
+// armed to sleep long and puts it in its deepest state (core power-down, about 1 ms to exit);
+// the fixtures have no kernel housekeeping and no timers, so with every state each wakeup of an
+// idle CPU would pay that exit. Tests of something else keep WFI only; tests of idle behaviour
+// ask for all the states.
+enum class IdleStates { kWfiOnly, kAll };
+
+// The SA8155P topology, with only its first idle state (WFI) on every CPU unless told otherwise.
+inline topology::Topology load_sa8155p(IdleStates idle_states = IdleStates::kWfiOnly) {
   const std::string dir = std::string(BINDERSIM_SOURCE_DIR) + "/topologies";
-  return topology::Topology::load(dir + "/sa8155p.json", dir);
+  const std::string path = dir + "/sa8155p.json";
+  if (idle_states == IdleStates::kAll) return topology::Topology::load(path, dir);
+  std::ifstream in(path);
+  nlohmann::json doc = nlohmann::json::parse(in);
+  for (nlohmann::json& cluster : doc.at("clusters")) {
+    nlohmann::json& states = cluster.at("idle_states");
+    states.erase(states.begin() + 1, states.end());
+  }
+  return topology::Topology::from_json(
+      JsonNode(doc, std::make_shared<const std::string>(path + " (WFI only)"), ""));
 }
 
 inline TaskParams fair_params(const std::string& name, int nice = 0, std::uint64_t affinity = 0) {
@@ -171,9 +191,11 @@ class Timer final : public engine::EventHandler {
 // One complete scheduler under test. Not movable: the members refer to each other.
 class SchedHarness {
  public:
-  // Mainline placement and kernel-default tunables unless told otherwise.
-  explicit SchedHarness(SchedTunables tunables = {}, const std::string& placement = "mainline")
-      : topology_(load_sa8155p()),
+  // Mainline placement, kernel-default tunables and WFI as the only idle state unless told
+  // otherwise.
+  explicit SchedHarness(SchedTunables tunables = {}, const std::string& placement = "mainline",
+                        IdleStates idle_states = IdleStates::kWfiOnly)
+      : topology_(load_sa8155p(idle_states)),
         context_(topology_, 1),
         cost_(topology_),
         placement_(placement),
@@ -252,5 +274,11 @@ class SchedHarness {
 };
 
 class SchedTest : public ::testing::Test, public SchedHarness {};
+
+// The same with every idle state of the SA8155P (WFI and core power-down).
+class SchedIdleTest : public ::testing::Test, public SchedHarness {
+ protected:
+  SchedIdleTest() : SchedHarness({}, "mainline", IdleStates::kAll) {}
+};
 
 }  // namespace bindersim::sched::fixture

@@ -9,6 +9,7 @@
 
 #include "bindersim/engine/context.hpp"
 #include "bindersim/engine/engine.hpp"
+#include "bindersim/sched/idle_governor.hpp"
 #include "bindersim/sched/task.hpp"
 #include "bindersim/stats/result.hpp"
 
@@ -106,9 +107,13 @@ struct RunQueue {
   bool need_resched = false;  // a reschedule deferred while curr has preemption disabled
   // Idle bookkeeping.
   SimTime idle_since = 0;
-  int idle_state = 0;  // index into the CPU's idle states while idle
-  // Recent idle durations, for the idle governor and the new-idle balance's avg_idle. Starts
-  // at 2 x migration cost, as the kernel's avg_idle does.
+  int idle_state = 0;     // index into the CPU's idle states while idle
+  MenuGovernor governor;  // picks idle_state
+  // Expiry times of the timers armed on this CPU (sleeping tasks' hrtimers, queued on the CPU
+  // the task slept on); expired ones are dropped lazily. The idle governor's next timer event.
+  std::vector<SimTime> timers;
+  // Recent idle durations, for the new-idle balance's avg_idle. Starts at 2 x migration cost,
+  // as the kernel's avg_idle does.
   std::array<SimTime, 8> idle_history{};
   std::size_t idle_history_next = 0;
   // PELT signals of the run queue, all as of `signals_at`: the fair utilisation and load of the
@@ -154,6 +159,9 @@ class Scheduler final : public engine::EventHandler {
   void add_overhead(int tid, SimTime ns);
   // The running task goes to sleep.
   void block(int tid);
+  // The running task goes to sleep until `wake_at` (nanosleep): as block(), with its hrtimer
+  // armed on its CPU, which that CPU's idle governor sees. The caller wakes it at `wake_at`.
+  void block_until(int tid, SimTime wake_at);
   // The running task exits.
   void exit(int tid);
   // Sets a task's PELT utilisation as of now, keeping its CPU's sums consistent (for tests and

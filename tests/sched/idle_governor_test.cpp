@@ -1,0 +1,102 @@
+// The menu idle governor against the rules of drivers/cpuidle/governors/menu.c.
+#include "bindersim/sched/idle_governor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace bindersim::sched {
+namespace {
+
+using engine::kMicrosecond;
+using engine::kMillisecond;
+using engine::kNever;
+
+// The SA8155P silver cluster's states: WFI, and core power-down (3,934 us minimum residency).
+const std::vector<topology::IdleState> kStates = {
+    {"wfi", 1 * kMicrosecond, 1 * kMicrosecond, 1 * kMicrosecond},
+    {"core-pc", 355 * kMicrosecond, 909 * kMicrosecond, 3934 * kMicrosecond},
+};
+constexpr int kWfi = 0;
+constexpr int kPowerDown = 1;
+
+TEST(MenuGovernorTest, UntrainedGovernorFollowsTheNextTimer) {
+  // With unity correction and no interval history, the expected idle time is the time to the
+  // next timer: power-down only when that timer is at least the state's residency away.
+  MenuGovernor governor;
+  EXPECT_EQ(governor.select(kStates, 3 * kMillisecond), kWfi);
+  EXPECT_EQ(governor.predicted(), 3 * kMillisecond);
+  MenuGovernor far;
+  EXPECT_EQ(far.select(kStates, 5 * kMillisecond), kPowerDown);
+  // No timer at all: the platform's periodic timers bound the period.
+  MenuGovernor none;
+  EXPECT_EQ(none.select(kStates, kNever), kPowerDown);
+  EXPECT_EQ(none.predicted(), MenuGovernor::kNoTimer);
+}
+
+TEST(MenuGovernorTest, RepeatingShortIntervalsOverrideADistantTimer) {
+  // Eight idle periods of about 200 us (standard deviation well under a sixth of the mean):
+  // the typical interval, 200 us, wins over a timer 20 ms away, so the CPU stays in WFI.
+  MenuGovernor governor;
+  for (int i = 0; i < 8; ++i) {
+    governor.select(kStates, 20 * kMillisecond);
+    governor.reflect((200 + (i % 2) * 10) * kMicrosecond + kMicrosecond, kMicrosecond);
+  }
+  EXPECT_EQ(governor.typical_interval_us(), 205U);
+  EXPECT_EQ(governor.select(kStates, 20 * kMillisecond), kWfi);
+  EXPECT_EQ(governor.predicted(), 205 * kMicrosecond);
+}
+
+TEST(MenuGovernorTest, IrregularIntervalsGiveNoTypicalInterval) {
+  // Intervals spread from 10 us to 5 ms fail the variance test even after dropping the two
+  // highest: no typical interval, so the timer decides.
+  MenuGovernor governor;
+  const SimTime periods_us[] = {10, 5000, 40, 2500, 700, 90, 3000, 20};
+  for (SimTime us : periods_us) {
+    governor.select(kStates, 60 * kMillisecond);  // bucket >= 10 ms, measured >= 50 ms: unity
+    governor.reflect(us * kMicrosecond + kMicrosecond, kMicrosecond);
+  }
+  EXPECT_GT(governor.typical_interval_us(), 1'000'000'000U);
+}
+
+TEST(MenuGovernorTest, InterruptedPeriodsShrinkTheCorrectionFactor) {
+  // A CPU whose timer is always ~8 ms away but which other CPUs' wakeups always interrupt
+  // after ~1 ms learns that such periods last an eighth of the timer distance: after enough
+  // periods it no longer powers down. Intervals vary (no typical interval) so that only the
+  // correction factor can make the difference.
+  MenuGovernor governor;
+  EXPECT_EQ(governor.select(kStates, 8 * kMillisecond), kPowerDown);
+  const SimTime periods_us[] = {600, 1400, 800, 1200, 500, 1500, 900, 1100};
+  int selected = kPowerDown;
+  for (int round = 0; round < 6; ++round) {
+    for (SimTime us : periods_us) {
+      selected = governor.select(kStates, 8 * kMillisecond);
+      const SimTime exit = kStates[static_cast<std::size_t>(selected)].exit_latency_ns;
+      governor.reflect(us * kMicrosecond + exit, exit);
+    }
+  }
+  EXPECT_EQ(governor.select(kStates, 8 * kMillisecond), kWfi);
+  EXPECT_LT(governor.predicted(), 2 * kMillisecond);
+  EXPECT_GT(governor.predicted(), 500 * kMicrosecond);
+  // Another timer range (a bucket of its own) keeps its unity factor.
+  EXPECT_EQ(governor.select(kStates, 40 * kMillisecond), kPowerDown);
+}
+
+TEST(MenuGovernorTest, ExitLatencyIsDeductedOrHalved) {
+  // A period that lasted 3 x the exit latency counts its residency minus the exit latency;
+  // one shorter than twice the exit latency counts half. Seen through the typical interval
+  // of eight equal periods.
+  MenuGovernor long_periods;
+  MenuGovernor short_periods;
+  for (int i = 0; i < 8; ++i) {
+    long_periods.select(kStates, 10 * kMillisecond);
+    long_periods.reflect(3 * 909 * kMicrosecond, 909 * kMicrosecond);
+    short_periods.select(kStates, 10 * kMillisecond);
+    short_periods.reflect(1000 * kMicrosecond, 909 * kMicrosecond);
+  }
+  EXPECT_EQ(long_periods.typical_interval_us(), 2U * 909U);
+  EXPECT_EQ(short_periods.typical_interval_us(), 500U);
+}
+
+}  // namespace
+}  // namespace bindersim::sched
