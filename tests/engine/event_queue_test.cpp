@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -168,6 +169,203 @@ TEST(EventQueueTest, TopPushAndPopInAnyOrderFollowTimeThenInsertion) {
     ASSERT_EQ(queue.size(), reference.size());
     ASSERT_EQ(queue.empty(), reference.empty());
   }
+}
+
+// Drives a queue and a reference side by side: a std::multimap keyed by time inserts equal
+// keys after the existing ones, so its first element is the earliest event, first-in among
+// equals. Every event's id is its push index, which is also the sequence number the queue must
+// give it, and its other fields are derived from the id, so that a payload mixed up between
+// events shows.
+class ReferenceCheck {
+ public:
+  void push(SimTime time) {
+    queue_.push(time, static_cast<std::uint16_t>(next_id_ % 7),
+                static_cast<std::uint16_t>(next_id_ % 5), next_id_,
+                std::uint64_t{next_id_} * 3 + 1);
+    reference_.emplace(time, next_id_++);
+    ASSERT_EQ(queue_.size(), reference_.size());
+    ASSERT_FALSE(queue_.empty());
+  }
+  // Pops one event and checks it against the reference; returns its time.
+  SimTime pop() {
+    const auto expected = reference_.begin();
+    const Event event = queue_.pop();
+    EXPECT_EQ(event.time, expected->first);
+    EXPECT_EQ(event.id, expected->second);
+    EXPECT_EQ(event.sequence, event.id);
+    EXPECT_EQ(event.target, event.id % 7);
+    EXPECT_EQ(event.kind, event.id % 5);
+    EXPECT_EQ(event.arg, std::uint64_t{event.id} * 3 + 1);
+    reference_.erase(expected);
+    EXPECT_EQ(queue_.size(), reference_.size());
+    EXPECT_EQ(queue_.empty(), reference_.empty());
+    return event.time;
+  }
+  // top() and top_time() name the reference's first event and change nothing.
+  void peek() {
+    const Event event = queue_.top();
+    EXPECT_EQ(event.time, reference_.begin()->first);
+    EXPECT_EQ(event.id, reference_.begin()->second);
+    EXPECT_EQ(queue_.top_time(), event.time);
+    EXPECT_EQ(queue_.size(), reference_.size());
+  }
+  void drain() {
+    while (!reference_.empty()) {
+      pop();
+      if (::testing::Test::HasFailure()) return;
+    }
+    EXPECT_TRUE(queue_.empty());
+    EXPECT_EQ(queue_.size(), 0u);
+  }
+  std::size_t size() const { return reference_.size(); }
+
+ private:
+  EventQueue queue_;
+  std::multimap<SimTime, std::uint32_t> reference_;
+  std::uint32_t next_id_ = 0;
+};
+
+TEST(EventQueueTest, HoldModelsOfEverySizeFollowTheReference) {
+  // The classic hold model (pop the earliest, push one a random delay later) at sizes from a
+  // plain heap to a ladder of many buckets, with delays that often tie.
+  for (const std::size_t pending : {1u, 16u, 64u, 65u, 128u, 1024u, 5000u}) {
+    SCOPED_TRACE(pending);
+    ReferenceCheck check;
+    TestRng rng(pending);
+    for (std::size_t i = 0; i < pending; ++i) check.push(static_cast<SimTime>(rng.below(1000)));
+    for (int step = 0; step < 30'000 && !::testing::Test::HasFailure(); ++step) {
+      const SimTime now = check.pop();
+      check.push(now + static_cast<SimTime>(rng.below(4) == 0 ? 0 : rng.below(1'000'000)));
+      if (step % 7 == 0) check.peek();
+    }
+    check.drain();
+  }
+}
+
+TEST(EventQueueTest, NearAndFarEventsThatGrowAndShrinkFollowTheReference) {
+  // Like the simulator: most events microseconds ahead, some exactly now, a few milliseconds
+  // to a second ahead; the queue grows to thousands and shrinks to empty twice, with peeks and
+  // runs of pops in between.
+  ReferenceCheck check;
+  TestRng rng(31);
+  SimTime now = 0;
+  for (int step = 0; step < 400'000 && !::testing::Test::HasFailure(); ++step) {
+    const bool growing = (step / 100'000) % 2 == 0;
+    const std::uint64_t roll = rng.below(100);
+    if (check.size() == 0 || roll < (growing ? 55u : 40u)) {
+      const std::uint64_t kind = rng.below(100);
+      SimTime delay = static_cast<SimTime>(rng.below(20'000));  // microseconds ahead
+      if (kind < 8) delay = 0;                                  // now: ties
+      if (kind >= 92) delay = static_cast<SimTime>(1'000'000 + rng.below(1'000'000'000));
+      check.push(now + delay);
+    } else if (roll < 95) {
+      now = check.pop();
+    } else {
+      check.peek();
+    }
+  }
+  check.drain();
+}
+
+TEST(EventQueueTest, ManyEventsAtFewTimesLeaveInPushOrder) {
+  // Thousands of events at a handful of times, some far apart: buckets that cannot be split
+  // further and a heap full of ties must still give each time's events in push order.
+  ReferenceCheck check;
+  TestRng rng(5);
+  SimTime now = 0;
+  for (int round = 0; round < 20 && !::testing::Test::HasFailure(); ++round) {
+    for (int i = 0; i < 2'000; ++i) {
+      const std::uint64_t which = rng.below(4);
+      check.push(now + (which == 3 ? 1'000'000'000 : static_cast<SimTime>(which)));
+    }
+    for (int i = 0; i < 1'500; ++i) now = check.pop();
+  }
+  check.drain();
+}
+
+TEST(EventQueueTest, ClustersWithinClustersFollowTheReference) {
+  // Bursts of events packed ever closer (a microsecond, then nanoseconds, apart) around far
+  // times: buckets keep needing finer rungs, up to the deepest the ladder makes.
+  ReferenceCheck check;
+  TestRng rng(8);
+  SimTime now = 0;
+  for (int round = 0; round < 30 && !::testing::Test::HasFailure(); ++round) {
+    const SimTime centre = now + static_cast<SimTime>(rng.below(1'000'000'000));
+    for (int i = 0; i < 3'000; ++i) {
+      const SimTime spread = SimTime{1} << rng.below(40);
+      check.push(centre + static_cast<SimTime>(rng.below(static_cast<std::uint64_t>(spread))));
+    }
+    for (int i = 0; i < 2'500; ++i) now = check.pop();
+  }
+  check.drain();
+}
+
+TEST(EventQueueTest, ASmallQueueThatGrowsLargeFollowsTheReference) {
+  // A queue that starts with a few events (kept in the heap alone) and then grows to thousands
+  // with each pop, then shrinks back, more than once.
+  ReferenceCheck check;
+  TestRng rng(12);
+  SimTime now = 0;
+  for (int cycle = 0; cycle < 4 && !::testing::Test::HasFailure(); ++cycle) {
+    for (int i = 0; i < 5; ++i) check.push(now + static_cast<SimTime>(rng.below(1'000)));
+    for (int i = 0; i < 3'000; ++i) {
+      now = check.pop();
+      for (int k = 0; k < 2; ++k) check.push(now + static_cast<SimTime>(rng.below(5'000'000)));
+    }
+    while (check.size() > 3) now = check.pop();
+  }
+  check.drain();
+}
+
+TEST(EventQueueTest, EventsEarlierThanTheLastPoppedStillLeaveInOrder) {
+  // Nothing requires times after the last popped one (the engine does that): events pushed
+  // earlier, even before everything queued, still come out first.
+  ReferenceCheck check;
+  TestRng rng(77);
+  for (int i = 0; i < 3'000; ++i) check.push(static_cast<SimTime>(rng.below(10'000'000)));
+  for (int step = 0; step < 20'000 && !::testing::Test::HasFailure(); ++step) {
+    if (check.size() == 0 || rng.below(2) == 0) {
+      check.push(static_cast<SimTime>(rng.below(10'000'000)));
+    } else {
+      check.pop();
+    }
+  }
+  check.drain();
+}
+
+TEST(EventQueueTest, EventsOnBucketBoundariesLeaveInPushOrder) {
+  // Times on a coarse power-of-two grid, many events at each, and new events pushed at exactly
+  // the times already queued: the edges between heap, rungs and top are exact, and an event
+  // pushed at a time that is queued must leave after the ones already there.
+  ReferenceCheck check;
+  TestRng rng(64);
+  SimTime now = 0;
+  for (int round = 0; round < 40 && !::testing::Test::HasFailure(); ++round) {
+    for (int i = 0; i < 1'000; ++i) {
+      check.push(now + static_cast<SimTime>(rng.below(32) << 16));
+    }
+    for (int i = 0; i < 900; ++i) {
+      now = check.pop();
+      if (rng.below(3) == 0) check.push(now + static_cast<SimTime>(rng.below(4) << 16));
+    }
+  }
+  check.drain();
+}
+
+TEST(EventQueueTest, ExtremeTimesKeepTheirOrder) {
+  // The whole range of SimTime below kNever, negative times included, in one queue large
+  // enough to use the ladder.
+  const std::vector<SimTime> extremes = {kNever - 1, std::numeric_limits<SimTime>::min(),     -1, 0,
+                                         kNever - 2, std::numeric_limits<SimTime>::min() + 1, 1};
+  ReferenceCheck check;
+  TestRng rng(3);
+  for (int i = 0; i < 500; ++i) {
+    check.push(extremes[static_cast<std::size_t>(i) % extremes.size()]);
+    check.push(static_cast<SimTime>(rng.next()) / 2);
+  }
+  for (int i = 0; i < 400; ++i) check.pop();
+  for (const SimTime time : extremes) check.push(time == kNever - 2 ? time : kNever - 1);
+  check.drain();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,6 +598,16 @@ TEST(EngineDeathTest, SchedulingInThePastAborts) {
         engine.schedule(9, t, 0, 0);
       },
       "time >= now_");
+}
+
+TEST(EngineDeathTest, SchedulingAtNeverAborts) {
+  // kNever means "no time": the queue rejects it rather than mis-order it.
+  EXPECT_DEATH(
+      {
+        EventQueue queue;
+        queue.push(kNever, 0, 0, 0, 0);
+      },
+      "time < kNever");
 }
 
 TEST(EngineDeathTest, PoppingAnEmptyQueueAborts) {
