@@ -93,6 +93,9 @@ BINDER_SPLIT = {"binder_receive_ref_ns": 3500 / 6000, "binder_free_ref_ns": 1500
                 "binder_alloc_locked_ref_ns": 1500 / 6000,
                 "binder_free_locked_ref_ns": 800 / 6000}
 
+# The clusters with their own housekeeping parameters (topologies/sa8155p.json's cluster names).
+HOUSEKEEPING_CLUSTERS = [("silver", "each silver CPU"), ("gold", "each gold CPU"),
+                         ("prime", "the prime CPU")]
 PARAMS = [
     Param("binder_send_ref_ns", 1500, 20000, 6000, "ns of reference work",
           "BC_TRANSACTION/BC_REPLY path up to the wakeup; receive, free and wakeup follow it in "
@@ -116,24 +119,15 @@ PARAMS = [
     # Android device between benchmark calls; device interrupts are routed to the silver CPUs
     # by default); the run bounds 2-20 us of reference work (estimate: a work item or an
     # interrupt with its softirq).
-    Param("percpu_period_silver_ns", 500000, 64000000, 64000000, "ns",
-          "mean sleep of each silver CPU's housekeeping kworker (exponential)"),
-    Param("percpu_period_gold_ns", 500000, 64000000, 64000000, "ns",
-          "mean sleep of each gold CPU's housekeeping kworker (exponential)"),
-    Param("percpu_period_prime_ns", 500000, 64000000, 64000000, "ns",
-          "mean sleep of the prime CPU's housekeeping kworker (exponential)"),
-    Param("percpu_run_silver_ref_ns", 2000, 20000, 10000, "ns of reference work",
-          "mean run of each silver CPU's housekeeping kworker (exponential)"),
-    Param("percpu_run_gold_ref_ns", 2000, 20000, 10000, "ns of reference work",
-          "mean run of each gold CPU's housekeeping kworker (exponential)"),
-    Param("percpu_run_prime_ref_ns", 2000, 20000, 10000, "ns of reference work",
-          "mean run of the prime CPU's housekeeping kworker (exponential)"),
+] + [
+    Param(f"percpu_period_{cluster}_ns", 500000, 64000000, 64000000, "ns",
+          f"mean sleep of {whose}'s housekeeping kworker (exponential)")
+    for cluster, whose in HOUSEKEEPING_CLUSTERS
+] + [
+    Param(f"percpu_run_{cluster}_ref_ns", 2000, 20000, 10000, "ns of reference work",
+          f"mean run of {whose}'s housekeeping kworker (exponential)")
+    for cluster, whose in HOUSEKEEPING_CLUSTERS
 ]
-# The parameters of each cluster's housekeeping (topologies/sa8155p.json's cluster names).
-PERCPU_PERIOD_OF_CLUSTER = {"silver": "percpu_period_silver_ns", "gold": "percpu_period_gold_ns",
-                            "prime": "percpu_period_prime_ns"}
-PERCPU_RUN_OF_CLUSTER = {"silver": "percpu_run_silver_ref_ns", "gold": "percpu_run_gold_ref_ns",
-                         "prime": "percpu_run_prime_ref_ns"}
 PARAM = {p.name: p for p in PARAMS}
 
 # Residuals: each row with an acceptance bound contributes (error / bound)^2. Left out by
@@ -203,8 +197,8 @@ def background(values):
                       "the root domain overutilised part of the time (docs/calibration.md)",
         })
     for cpu, cluster in cpu_clusters():
-        run = values[PERCPU_RUN_OF_CLUSTER[cluster]]
-        period = values[PERCPU_PERIOD_OF_CLUSTER[cluster]]
+        run = values[f"percpu_run_{cluster}_ref_ns"]
+        period = values[f"percpu_period_{cluster}_ns"]
         tasks.append({
             "name": f"kworker/{cpu}",
             "policy": "normal",
