@@ -1,6 +1,8 @@
 #include "bindersim/binder/driver.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <type_traits>
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/cost/cost_model.hpp"
@@ -39,7 +41,7 @@ const std::vector<int>& Driver::loopers(int proc) const {
 }
 std::vector<int> Driver::waiting_threads(int proc) const {
   const auto& waiting = procs_[static_cast<std::size_t>(proc)].waiting;
-  return {waiting.begin(), waiting.end()};
+  return {waiting.rbegin(), waiting.rend()};
 }
 
 // --- processes and threads -------------------------------------------------------------------
@@ -119,8 +121,10 @@ int Driver::alloc_txn() {
     id = static_cast<int>(txns_.size());
     txns_.emplace_back();
   }
-  txns_[static_cast<std::size_t>(id)] = Transaction{};
-  txns_[static_cast<std::size_t>(id)].in_use = true;
+  // Reset in place (no temporary to copy from): a transaction is taken per call and reply.
+  static_assert(std::is_trivially_destructible_v<Transaction>);
+  Transaction& x = *std::construct_at(&txns_[static_cast<std::size_t>(id)]);
+  x.in_use = true;
   return id;
 }
 
@@ -337,7 +341,9 @@ void Driver::do_transaction(int tid) {
 int Driver::select_thread(int proc, int caller_cpu, bool sync, int* preferred_cpu) {
   Process& p = procs_[static_cast<std::size_t>(proc)];
   scratch_.clear();
-  for (int tid : p.waiting) scratch_.push_back({tid, th(tid).last_cpu});
+  for (auto it = p.waiting.rbegin(); it != p.waiting.rend(); ++it) {
+    scratch_.push_back({*it, th(*it).last_cpu});
+  }
   selectors::SelectionRequest request;
   request.waiting = scratch_;
   request.caller_cpu = caller_cpu;
@@ -349,7 +355,7 @@ int Driver::select_thread(int proc, int caller_cpu, bool sync, int* preferred_cp
   *preferred_cpu = -1;
   if (!selection.index) return -1;
   const int tid = scratch_[*selection.index].tid;
-  p.waiting.erase(p.waiting.begin() + static_cast<std::ptrdiff_t>(*selection.index));
+  p.waiting.erase(p.waiting.end() - 1 - static_cast<std::ptrdiff_t>(*selection.index));
   *preferred_cpu = selection.preferred_cpu;
   return tid;
 }
@@ -434,7 +440,7 @@ void Driver::read(int tid) {
   } else {
     BSIM_CHECK_MSG(t.looper, "a non-looper thread entered a read with nothing to wait for");
     restore_default_priority(tid);
-    p.waiting.push_front(tid);  // head insertion
+    p.waiting.push_back(tid);  // head insertion
     t.phase = Phase::kIdle;
   }
   sched_.block(tid);

@@ -322,8 +322,10 @@ class Driver final : public sched::TaskOwner,
     ProcessConfig config;
     std::vector<Node> nodes;
     std::vector<int> loopers;
-    std::deque<int> waiting;  // waiting_threads, head = front
-    std::deque<int> todo;     // proc->todo
+    // waiting_threads with the head at the BACK: the default selection takes the head, and a
+    // vector pops its back for free.
+    std::vector<int> waiting;
+    std::deque<int> todo;  // proc->todo
     int requested_threads = 0;
     int spawned = 0;
     BufferAllocator alloc;
