@@ -1,6 +1,8 @@
 #include "bindersim/binder/driver.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <type_traits>
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/cost/cost_model.hpp"
@@ -39,7 +41,7 @@ const std::vector<int>& Driver::loopers(int proc) const {
 }
 std::vector<int> Driver::waiting_threads(int proc) const {
   const auto& waiting = procs_[static_cast<std::size_t>(proc)].waiting;
-  return {waiting.begin(), waiting.end()};
+  return {waiting.rbegin(), waiting.rend()};
 }
 
 // --- processes and threads -------------------------------------------------------------------
@@ -119,8 +121,10 @@ int Driver::alloc_txn() {
     id = static_cast<int>(txns_.size());
     txns_.emplace_back();
   }
-  txns_[static_cast<std::size_t>(id)] = Transaction{};
-  txns_[static_cast<std::size_t>(id)].in_use = true;
+  // Reset in place (no temporary to copy from): a transaction is taken per call and reply.
+  static_assert(std::is_trivially_destructible_v<Transaction>);
+  Transaction& x = *std::construct_at(&txns_[static_cast<std::size_t>(id)]);
+  x.in_use = true;
   return id;
 }
 
@@ -337,7 +341,9 @@ void Driver::do_transaction(int tid) {
 int Driver::select_thread(int proc, int caller_cpu, bool sync, int* preferred_cpu) {
   Process& p = procs_[static_cast<std::size_t>(proc)];
   scratch_.clear();
-  for (int tid : p.waiting) scratch_.push_back({tid, th(tid).last_cpu});
+  for (auto it = p.waiting.rbegin(); it != p.waiting.rend(); ++it) {
+    scratch_.push_back({*it, th(*it).last_cpu});
+  }
   selectors::SelectionRequest request;
   request.waiting = scratch_;
   request.caller_cpu = caller_cpu;
@@ -349,7 +355,7 @@ int Driver::select_thread(int proc, int caller_cpu, bool sync, int* preferred_cp
   *preferred_cpu = -1;
   if (!selection.index) return -1;
   const int tid = scratch_[*selection.index].tid;
-  p.waiting.erase(p.waiting.begin() + static_cast<std::ptrdiff_t>(*selection.index));
+  p.waiting.erase(p.waiting.end() - 1 - static_cast<std::ptrdiff_t>(*selection.index));
   *preferred_cpu = selection.preferred_cpu;
   return tid;
 }
@@ -434,7 +440,7 @@ void Driver::read(int tid) {
   } else {
     BSIM_CHECK_MSG(t.looper, "a non-looper thread entered a read with nothing to wait for");
     restore_default_priority(tid);
-    p.waiting.push_front(tid);  // head insertion
+    p.waiting.push_back(tid);  // head insertion
     t.phase = Phase::kIdle;
   }
   sched_.block(tid);
@@ -807,11 +813,10 @@ void Driver::begin_path(int tid, Phase phase) {
   Thread& t = th(tid);
   BSIM_CHECK(t.program.empty());
   t.phase = phase;
-  t.next_step = 0;
 }
 
 void Driver::add_work(int tid, std::int64_t ref_ns) {
-  if (ref_ns > 0) th(tid).program.push_back(Step{Step::Kind::kWork, -1, -1, ref_ns, false});
+  if (ref_ns > 0) th(tid).program.push(Step{Step::Kind::kWork, -1, -1, ref_ns, false});
 }
 
 // binder_alloc_new_buf(): the allocator lock, the best-fit search, then (for a buffer on pages
@@ -819,11 +824,11 @@ void Driver::add_work(int tid, std::int64_t ref_ns) {
 void Driver::add_allocation(int tid, int proc, std::int64_t bytes, bool async) {
   const int lock = procs_[static_cast<std::size_t>(proc)].alloc_lock;
   auto& program = th(tid).program;
-  program.push_back(Step{Step::Kind::kLock, proc, lock, 0, false});
-  program.push_back(
+  program.push(Step{Step::Kind::kLock, proc, lock, 0, false});
+  program.push(
       Step{Step::Kind::kWork, -1, -1, context_.topology.costs().binder_alloc_locked_ref_ns, false});
-  program.push_back(Step{Step::Kind::kAllocate, proc, lock, bytes, async});
-  program.push_back(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+  program.push(Step{Step::Kind::kAllocate, proc, lock, bytes, async});
+  program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
 }
 
 // BC_FREE_BUFFER: the path up to the lock, then binder_free_buf() under it.
@@ -833,18 +838,17 @@ void Driver::add_free(int tid, int proc, int buffer) {
   if (buffer < 0) return;  // nothing was allocated (a failed allocation)
   const int lock = procs_[static_cast<std::size_t>(proc)].alloc_lock;
   auto& program = th(tid).program;
-  program.push_back(Step{Step::Kind::kLock, proc, lock, 0, false});
-  program.push_back(Step{Step::Kind::kWork, -1, -1, costs.binder_free_locked_ref_ns, false});
-  program.push_back(Step{Step::Kind::kFree, proc, lock, buffer, false});
-  program.push_back(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+  program.push(Step{Step::Kind::kLock, proc, lock, 0, false});
+  program.push(Step{Step::Kind::kWork, -1, -1, costs.binder_free_locked_ref_ns, false});
+  program.push(Step{Step::Kind::kFree, proc, lock, buffer, false});
+  program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
 }
 
-// Runs the path's steps from `next_step` until one needs time (work, a lock wait), then, at
+// Runs the path's remaining steps until one needs time (work, a lock wait), then, at
 // the end, the phase's action.
 void Driver::run_path(int tid) {
-  while (th(tid).next_step < th(tid).program.size()) {
-    Thread& t = th(tid);
-    const Step step = t.program[t.next_step++];
+  while (!th(tid).program.done()) {
+    const Step step = th(tid).program.take();
     switch (step.kind) {
       case Step::Kind::kWork:
         if (step.value == 0) break;
@@ -881,7 +885,6 @@ void Driver::run_path(int tid) {
   }
   Thread& t = th(tid);
   t.program.clear();
-  t.next_step = 0;
   finish_phase(tid);
 }
 
@@ -907,18 +910,18 @@ void Driver::allocate(int tid, const Step& step) {
   if (a.pages_to_install == 0) return;
   const std::int64_t install_ref =
       a.pages_to_install * context_.topology.costs().page_install_ref_ns;
-  std::vector<Step> install;
+  std::array<Step, 4> install;
+  std::size_t count = 0;
   const bool locked = options_.alloc_lock == LockKind::kMutex && options_.install_pages_locked;
   if (p.page_lock >= 0)
-    install.push_back(Step{Step::Kind::kLock, step.proc, p.page_lock, 0, false});
-  install.push_back(Step{Step::Kind::kWork, -1, -1, install_ref, false});
-  install.push_back(Step{Step::Kind::kInstall, step.proc, -1, a.buffer, false});
+    install[count++] = Step{Step::Kind::kLock, step.proc, p.page_lock, 0, false};
+  install[count++] = Step{Step::Kind::kWork, -1, -1, install_ref, false};
+  install[count++] = Step{Step::Kind::kInstall, step.proc, -1, a.buffer, false};
   if (p.page_lock >= 0)
-    install.push_back(Step{Step::Kind::kUnlock, step.proc, p.page_lock, 0, false});
+    install[count++] = Step{Step::Kind::kUnlock, step.proc, p.page_lock, 0, false};
   // The allocation step is followed by its unlock.
-  const std::size_t at = locked ? t.next_step : t.next_step + 1;
-  t.program.insert(t.program.begin() + static_cast<std::ptrdiff_t>(at), install.begin(),
-                   install.end());
+  const std::size_t at = locked ? t.program.next() : t.program.next() + 1;
+  t.program.insert(at, install.data(), count);
 }
 
 // --- the shrinker ------------------------------------------------------------------------------
@@ -965,13 +968,13 @@ void Driver::shrink_next(int tid) {
     begin_path(tid, Phase::kShrink);
     auto& program = th(tid).program;
     if (options_.alloc_lock == LockKind::kMutex) {
-      program.push_back(Step{Step::Kind::kWork, -1, -1, costs.page_reclaim_ref_ns, false});
-      program.push_back(Step{Step::Kind::kReclaim, proc, -1, oldest.page, false});
-      program.push_back(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+      program.push(Step{Step::Kind::kWork, -1, -1, costs.page_reclaim_ref_ns, false});
+      program.push(Step{Step::Kind::kReclaim, proc, -1, oldest.page, false});
+      program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
     } else {
-      program.push_back(Step{Step::Kind::kReclaim, proc, -1, oldest.page, false});
-      program.push_back(Step{Step::Kind::kUnlock, proc, lock, 0, false});
-      program.push_back(Step{Step::Kind::kWork, -1, -1, costs.page_reclaim_ref_ns, false});
+      program.push(Step{Step::Kind::kReclaim, proc, -1, oldest.page, false});
+      program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+      program.push(Step{Step::Kind::kWork, -1, -1, costs.page_reclaim_ref_ns, false});
     }
     run_path(tid);
     return;

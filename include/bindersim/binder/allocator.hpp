@@ -5,18 +5,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <map>
-#include <memory>
-#include <memory_resource>
 #include <optional>
-#include <queue>
-#include <set>
 #include <string>
-#include <utility>
 #include <vector>
-
-#include "bindersim/common/node_pool.hpp"
 
 namespace bindersim::binder {
 
@@ -74,7 +65,9 @@ enum class PageState : std::uint8_t {
 // free ones adjacent. A page is in use exactly while some allocated buffer spans part of it
 // (the kernel derives this from neighbours: a buffer's partial first and last pages may be
 // shared with the buffers before and after it). Ids are small ints, the smallest free one
-// reused first. Allocation and free cost O(log n + pages the buffer spans).
+// reused first. Allocation and free cost O(log f + pages the buffer spans) comparisons plus
+// moving up to f entries of a flat index, for f free buffers (at most one more than the
+// allocated ones; a handful in the shipped scenarios).
 class BufferAllocator {
  public:
   // Throws ConfigError unless page_bytes is a positive power of two and space_bytes a positive
@@ -112,7 +105,7 @@ class BufferAllocator {
   int allocated_buffers() const { return allocated_count_; }
   int free_buffers() const { return static_cast<int>(free_by_size_.size()); }
   int resident_pages() const { return resident_count_; }
-  int lru_pages() const { return static_cast<int>(lru_.size()); }
+  int lru_pages() const { return lru_count_; }
   bool is_allocated(int buffer) const;
   std::int64_t buffer_size(int buffer) const;    // `buffer` must be allocated
   std::int64_t buffer_offset(int buffer) const;  // `buffer` must be allocated
@@ -122,42 +115,66 @@ class BufferAllocator {
   std::string check_invariants() const;
 
  private:
-  // One buffer of the tiling, keyed by its offset in segments_.
+  // One buffer of the tiling: a node of a list in address order. Node 0 is always the buffer at
+  // offset 0 (a merge keeps the lower node), so the list starts there.
   struct Segment {
+    std::int64_t offset = 0;
     std::int64_t size = 0;
-    int id = -1;  // -1: free
+    int prev = -1;  // node of the buffer just below, -1: none
+    int next = -1;  // node of the buffer just above, -1: none
+    int id = -1;    // -1: free
     bool async = false;
     bool installed = false;  // install_pages() ran, or nothing needed installing
+  };
+  // A free buffer in the best-fit index, ordered by size, then address.
+  struct FreeKey {
+    std::int64_t size = 0;
+    std::int64_t offset = 0;
+    int node = -1;  // its segment (determined by the offset: not part of the order)
+    bool operator<(const FreeKey& other) const {
+      return size != other.size ? size < other.size : offset < other.offset;
+    }
   };
   struct Page {
     int refs = 0;  // allocated buffers spanning part of the page
     bool resident = false;
-    std::pair<std::uint64_t, std::uint64_t> lru_key{0, 0};  // (stamp, sequence) while on LRU
+    // While on the LRU: the stamp it was freed with and its neighbours (older, newer; -1: none).
+    std::uint64_t lru_stamp = 0;
+    int lru_prev = -1;
+    int lru_next = -1;
   };
 
   int page_of(std::int64_t offset) const { return static_cast<int>(offset / page_bytes_); }
   int end_page_of(std::int64_t end) const {
     return static_cast<int>((end + page_bytes_ - 1) / page_bytes_);
   }
-  std::map<std::int64_t, Segment>::iterator allocated_segment(int buffer);
-  void lru_add(int page, std::uint64_t stamp);
+  Segment& seg(int node) { return segments_[static_cast<std::size_t>(node)]; }
+  const Segment& seg(int node) const { return segments_[static_cast<std::size_t>(node)]; }
+  Page& page_at(int p) { return pages_[static_cast<std::size_t>(p)]; }
+  int allocated_segment(int buffer) const;  // node of allocated `buffer`
+  int new_segment(const Segment& value);
+  // The best-fit index entry of free segment `node`.
+  std::vector<FreeKey>::iterator find_free(int node);
+  // Replaces the index entry `at` by `to`, moving only the entries between their places.
+  void move_free_entry(std::vector<FreeKey>::iterator at, FreeKey to);
+  void lru_add(int p, std::uint64_t stamp);
+  void lru_remove(int p);
 
   std::int64_t space_bytes_;
   std::int64_t page_bytes_;
-  // The tree nodes of the maps and sets below come from this pool: an allocation or a free
-  // reuses nodes instead of calling malloc. Held by pointer so that the containers' view of it
-  // survives a move of the allocator.
-  std::unique_ptr<NodePool> nodes_ = std::make_unique<NodePool>();
-  std::pmr::map<std::int64_t, Segment> segments_{nodes_.get()};  // offset -> buffer
-  // (size, offset) of the free buffers.
-  std::pmr::set<std::pair<std::int64_t, std::int64_t>> free_by_size_{nodes_.get()};
-  std::vector<std::int64_t> offset_of_id_;  // -1: id not in use
-  // Ids below offset_of_id_.size() not in use, smallest on top.
-  std::priority_queue<int, std::vector<int>, std::greater<>> free_ids_;
+  // Flat structures instead of trees: the shipped scenarios keep a few buffers per process, so
+  // vectors and index links cost a fraction of map and set nodes.
+  std::vector<Segment> segments_;  // list nodes; unused ones are on spare_segments_
+  std::vector<int> spare_segments_;
+  std::vector<FreeKey> free_by_size_;  // the free buffers, ascending
+  std::vector<int> segment_of_id_;     // node of each allocated id, -1: id not in use
+  std::vector<int> free_ids_;          // ids below segment_of_id_.size() not in use, descending
   std::vector<Page> pages_;
-  // (stamp, sequence) -> page
-  std::pmr::map<std::pair<std::uint64_t, std::uint64_t>, int> lru_{nodes_.get()};
-  std::uint64_t lru_sequence_ = 0;
+  // The LRU of resident pages no allocated buffer spans, oldest at the head. Stamps passed to
+  // free() never decrease, so appending at the tail keeps it in (stamp, arrival) order.
+  int lru_head_ = -1;
+  int lru_tail_ = -1;
+  int lru_count_ = 0;
   std::uint64_t last_stamp_ = 0;
   std::int64_t free_bytes_;
   std::int64_t free_async_bytes_;

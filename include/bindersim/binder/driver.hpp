@@ -3,6 +3,8 @@
 // inheritance (KERNEL.md section 1). Thread selection is delegated to a Selector.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "bindersim/binder/allocator.hpp"
 #include "bindersim/binder/kernel_lock.hpp"
+#include "bindersim/common/error.hpp"
 #include "bindersim/engine/context.hpp"
 #include "bindersim/sched/scheduler.hpp"
 #include "bindersim/selectors/selector.hpp"
@@ -252,6 +255,40 @@ class Driver final : public sched::TaskOwner,
     bool async = false;
   };
 
+  // The steps of one kernel path, stored inline (a path is built and run several times per
+  // call). The longest path, a send that frees the previous reply's buffer and installs pages
+  // for its own, has 15 steps.
+  class Program {
+   public:
+    static constexpr std::size_t kCapacity = 16;
+    bool empty() const { return size_ == 0; }
+    bool done() const { return next_ == size_; }
+    std::size_t next() const { return next_; }
+    void push(const Step& step) {
+      BSIM_CHECK(size_ < kCapacity);
+      steps_[size_++] = step;
+    }
+    // Inserts `count` steps before step `at` (at most size()).
+    void insert(std::size_t at, const Step* steps, std::size_t count) {
+      BSIM_CHECK(at <= size_ && size_ + count <= kCapacity);
+      std::copy_backward(steps_.begin() + at, steps_.begin() + size_,
+                         steps_.begin() + size_ + count);
+      std::copy(steps, steps + count, steps_.begin() + at);
+      size_ += count;
+    }
+    // The next step to run; the path moves past it.
+    const Step& take() { return steps_[next_++]; }
+    void clear() {
+      size_ = 0;
+      next_ = 0;
+    }
+
+   private:
+    std::array<Step, kCapacity> steps_{};
+    std::size_t size_ = 0;
+    std::size_t next_ = 0;
+  };
+
   struct Thread {
     int tid = -1;
     int proc = -1;
@@ -269,10 +306,9 @@ class Driver final : public sched::TaskOwner,
     SimTime user_work = 0;       // running time spent in userspace work (handlers), cumulative
     SimTime user_work_mark = 0;  // the task's work time when the current user segment began
     int free_buffer = -1;        // with free_pending: the received buffer (own process)
-    std::vector<Step> program;   // the kernel path being run, from `next_step`
-    std::size_t next_step = 0;
-    int new_buffer = -1;        // allocated by the path (-1: none, or it failed)
-    bool alloc_failed = false;  // the path's allocation failed
+    Program program;             // the kernel path being run
+    int new_buffer = -1;         // allocated by the path (-1: none, or it failed)
+    bool alloc_failed = false;   // the path's allocation failed
   };
 
   struct Node {
@@ -286,8 +322,10 @@ class Driver final : public sched::TaskOwner,
     ProcessConfig config;
     std::vector<Node> nodes;
     std::vector<int> loopers;
-    std::deque<int> waiting;  // waiting_threads, head = front
-    std::deque<int> todo;     // proc->todo
+    // waiting_threads with the head at the BACK: the default selection takes the head, and a
+    // vector pops its back for free.
+    std::vector<int> waiting;
+    std::deque<int> todo;  // proc->todo
     int requested_threads = 0;
     int spawned = 0;
     BufferAllocator alloc;
