@@ -233,9 +233,19 @@ bool Scheduler::overutilized() const {
 }
 
 bool Scheduler::compute_overutilized() const {
-  for (int cpu = 0; cpu < num_cpus(); ++cpu) {
-    // cpu_overutilized(): the utilisation no longer fits with the 20% margin.
-    if (cpu_util_fair(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) return true;
+  // Any overutilised CPU decides, whatever the order the CPUs are asked in. The one found last
+  // time is asked first: it usually still is, and the others need not be brought up to now.
+  const int n = num_cpus();
+  int cpu = overutilized_cpu_;
+  for (int i = 0; i < n; ++i) {
+    // cpu_overutilized(): the utilisation no longer fits capacity_of() with the 20% margin.
+    const UtilMemo& util = util_memo(cpu);
+    const double capacity = std::max(1.0, context_.topology.capacity(cpu) - util.rt);
+    if (util.fair * 1280.0 >= capacity * 1024.0) {
+      overutilized_cpu_ = cpu;
+      return true;
+    }
+    if (++cpu == n) cpu = 0;
   }
   return false;
 }

@@ -325,6 +325,7 @@ class Scheduler final : public engine::EventHandler {
   bool compute_overutilized() const;
   mutable SimTime overutilized_at_ = engine::kNever;  // when overutilized_ was computed
   mutable bool overutilized_ = false;
+  mutable int overutilized_cpu_ = 0;  // the CPU found overutilised last (asked first next time)
   // Per CPU: its fair and RT utilisation as of `at` (placement asks for them many times per
   // wakeup); kNever when the run queue changed since.
   struct UtilMemo {
