@@ -973,21 +973,20 @@ void Scheduler::update_frequency(int cluster) {
       now() - f.last_request < tunables_.schedutil_rate_limit_ns) {
     return;
   }
+  const auto& cpus = context_.topology.cluster_cpus(cluster);
   double util = 0;
-  for (int cpu : context_.topology.cluster_cpus(cluster)) {
-    util = std::max(util, cpu_frequency_util(cpu));
+  for (int cpu : cpus) {
+    const UtilMemo& each = util_memo(cpu);  // cpu_frequency_util(), one lookup
+    util = std::max(util, frequency_util(cpu, each.fair + each.rt));
   }
-  const auto max_capacity =
-      static_cast<double>(context_.topology.capacity(context_.topology.cluster_cpus(cluster)[0]));
+  const auto max_capacity = static_cast<double>(context_.topology.capacity(cpus[0]));
   const double target_khz =
       1.25 * static_cast<double>(domain.opps.back().freq_khz) * util / max_capacity;
-  int opp = static_cast<int>(domain.opps.size()) - 1;
-  for (int i = 0; i < static_cast<int>(domain.opps.size()); ++i) {
-    if (static_cast<double>(domain.opps[static_cast<std::size_t>(i)].freq_khz) >= target_khz) {
-      opp = i;
-      break;
-    }
-  }
+  // The lowest operating point at or above the target (they ascend strictly), else the highest.
+  const auto at_or_above = std::partition_point(
+      domain.opps.begin(), domain.opps.end() - 1,
+      [&](const auto& each) { return static_cast<double>(each.freq_khz) < target_khz; });
+  const int opp = static_cast<int>(at_or_above - domain.opps.begin());
   if (opp == f.requested_opp) return;
   f.requested_opp = opp;
   f.last_request = now();
