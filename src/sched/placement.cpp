@@ -31,23 +31,15 @@ void MainlinePlacement::record_wakee(Scheduler& sched, int waker_tid, int wakee_
 
 namespace {
 
-bool asym_capacity(const Scheduler& sched) {
-  const auto& cpus = sched.topology().cpus();
-  for (const auto& cpu : cpus) {
-    if (cpu.capacity != cpus.front().capacity) return true;
-  }
-  return false;
-}
-
 bool fits(const Scheduler& sched, int tid, int cpu) {
-  if (!asym_capacity(sched)) return true;
+  if (!sched.asym_capacity()) return true;
   return MainlinePlacement::fits_capacity(sched.task_util(tid), sched.topology().capacity(cpu));
 }
 
 // rt_task_fits_capacity(): an RT task's utilisation is its uclamp minimum
 // (sched_util_clamp_min_rt_default), so it fits CPUs of at least that capacity.
 bool rt_fits(const Scheduler& sched, int cpu) {
-  if (!asym_capacity(sched)) return true;
+  if (!sched.asym_capacity()) return true;
   return sched.topology().capacity(cpu) >=
          std::min(sched.tunables().rt_uclamp_min, sched.topology().max_capacity());
 }
@@ -64,8 +56,7 @@ bool MainlinePlacement::wake_wide(const Scheduler& sched, int waker_tid, int wak
   unsigned master = sched.task(waker_tid).wakee_flips;
   unsigned slave = sched.task(wakee_tid).wakee_flips;
   // The LLC spans every CPU that shares a cache with CPU 0 (all of them on the SA8155P).
-  unsigned factor = 0;
-  for (int cpu = 0; cpu < sched.num_cpus(); ++cpu) factor += sched.topology().shares_cache(0, cpu);
+  const auto factor = static_cast<unsigned>(sched.llc_size());
   if (master < slave) std::swap(master, slave);
   return !(slave < factor || master < slave * factor);
 }
@@ -101,8 +92,7 @@ int MainlinePlacement::select_idle_capacity(const Scheduler& sched, int tid, int
   const int n = sched.num_cpus();
   int best_cpu = kNoCpu;
   int best_capacity = 0;
-  for (int i = 0; i < n; ++i) {
-    const int cpu = (target + i) % n;
+  for (int i = 0, cpu = target; i < n; ++i, cpu = cpu + 1 == n ? 0 : cpu + 1) {
     if (!task.allowed_on(cpu) || !sched.available_idle_cpu(cpu)) continue;
     if (fits(sched, tid, cpu)) return cpu;
     const int capacity = sched.topology().capacity(cpu);
@@ -129,7 +119,7 @@ int MainlinePlacement::select_idle_sibling(Scheduler& sched, int tid, int prev_c
       task.allowed_on(recent) && fits(sched, tid, recent)) {
     return recent;
   }
-  if (asym_capacity(sched)) {
+  if (sched.asym_capacity()) {
     const int cpu = select_idle_capacity(sched, tid, target);
     return cpu >= 0 ? cpu : target;
   }
@@ -181,7 +171,7 @@ int MainlinePlacement::find_lowest_rq(const Scheduler& sched, int tid, int this_
   if (lowest_level > kMaxRtPrio) return kNoCpu;
   auto in_mask = [&](int cpu) {
     return cpu >= 0 && task.allowed_on(cpu) && level_of(cpu) == lowest_level &&
-           (!asym_capacity(sched) || rt_fits(sched, cpu));
+           (!sched.asym_capacity() || rt_fits(sched, cpu));
   };
   bool any_fits = false;
   for (int cpu = 0; cpu < sched.num_cpus(); ++cpu) any_fits = any_fits || in_mask(cpu);

@@ -57,6 +57,11 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       walt_cpu_busy_(static_cast<std::size_t>(context.topology.num_cpus())),
       util_memo_(static_cast<std::size_t>(context.topology.num_cpus())) {
   for (RunQueue& r : rqs_) r.idle_history.fill(2 * tunables_.migration_cost_ns);
+  for (int cpu = 0; cpu < context.topology.num_cpus(); ++cpu) {
+    asym_capacity_ =
+        asym_capacity_ || context.topology.capacity(cpu) != context.topology.capacity(0);
+    llc_size_ += context.topology.shares_cache(0, cpu) ? 1 : 0;
+  }
   for (int cluster = 0; cluster < context.topology.num_clusters(); ++cluster) {
     const auto& opps = context.topology.frequency_domain(cluster).opps;
     ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
@@ -98,16 +103,6 @@ int Scheduler::create_task(const TaskParams& params) {
 }
 
 // --- queries -------------------------------------------------------------------------------
-
-bool Scheduler::available_idle_cpu(int cpu) const {
-  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
-  return r.curr < 0 && r.nr_queued() == 0;
-}
-
-int Scheduler::nr_running(int cpu) const {
-  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
-  return (r.curr >= 0 ? 1 : 0) + r.nr_queued();
-}
 
 int Scheduler::highest_rt_prio(int cpu) const {
   const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];

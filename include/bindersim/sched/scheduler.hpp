@@ -181,8 +181,19 @@ class Scheduler final : public engine::EventHandler {
   const RunQueue& rq(int cpu) const { return rqs_[static_cast<std::size_t>(cpu)]; }
   int num_cpus() const { return static_cast<int>(rqs_.size()); }
   // The kernel's available_idle_cpu(): idle task running, nothing queued or arriving.
-  bool available_idle_cpu(int cpu) const;
-  int nr_running(int cpu) const;
+  bool available_idle_cpu(int cpu) const {
+    const RunQueue& r = rq(cpu);
+    return r.curr < 0 && r.nr_queued() == 0;
+  }
+  int nr_running(int cpu) const {
+    const RunQueue& r = rq(cpu);
+    return (r.curr >= 0 ? 1 : 0) + r.nr_queued();
+  }
+  // Topology facts placement asks about on every wakeup, computed once: whether CPU capacities
+  // differ (SD_ASYM_CPUCAPACITY), and how many CPUs share the last-level cache with CPU 0
+  // (sd_llc_size).
+  bool asym_capacity() const { return asym_capacity_; }
+  int llc_size() const { return llc_size_; }
   // Highest priority (lowest value) of RT tasks running or queued on `cpu`; kMaxRtPrio if none.
   int highest_rt_prio(int cpu) const;
   // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included):
@@ -308,6 +319,8 @@ class Scheduler final : public engine::EventHandler {
   std::vector<double> capacity_now_;
   std::vector<std::int64_t> speed_milli_;
   std::vector<SimTime> busy_ns_;
+  bool asym_capacity_ = false;
+  int llc_size_ = 0;
   // WALT: tracked only when the placement uses it.
   bool walt_tracking_ = false;
   WaltTunables walt_;
