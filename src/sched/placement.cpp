@@ -241,30 +241,55 @@ bool GkiPlacement::honor_rt_sync(const Scheduler& sched, int tid, const WakeCont
   return sched.task(tid).prio() <= next_prio && rt_nr_running <= 2;
 }
 
-double GkiPlacement::cpu_util_next(const Scheduler& sched, int cpu, int tid, int dst_cpu) {
+namespace {
+
+// The waking task as energy-aware placement sees it: its CPU and its utilisation, which stay
+// the same through one wakeup's estimates (worked out once: a utilisation costs a decay).
+struct Wakee {
+  int cpu;
+  double util;
+};
+
+Wakee wakee_of(const Scheduler& sched, int tid) {
+  return {sched.task(tid).cpu, sched.task_util(tid)};
+}
+
+// cpu_util_next() of `wakee`.
+double util_next(const Scheduler& sched, int cpu, const Wakee& wakee, int dst_cpu) {
   double util = sched.cpu_util_fair(cpu);
-  const int task_cpu = sched.task(tid).cpu;
-  if (task_cpu == cpu && dst_cpu != cpu) {
-    util = std::max(0.0, util - sched.task_util(tid));
-  } else if (task_cpu != cpu && dst_cpu == cpu) {
-    util += sched.task_util(tid);
+  if (wakee.cpu == cpu && dst_cpu != cpu) {
+    util = std::max(0.0, util - wakee.util);
+  } else if (wakee.cpu != cpu && dst_cpu == cpu) {
+    util += wakee.util;
   }
   return util;
 }
 
-double GkiPlacement::compute_energy(const Scheduler& sched, int cluster, int tid, int dst_cpu) {
+// compute_energy() of `wakee`.
+double energy(const Scheduler& sched, int cluster, const Wakee& wakee, int dst_cpu) {
   const auto& topology = sched.topology();
   const auto& cpus = topology.cluster_cpus(cluster);
   const auto scale_cpu = static_cast<double>(topology.capacity(cpus.front()));
   double max_util = 0;
   double sum_util = 0;
   for (int cpu : cpus) {
-    const double util = cpu_util_next(sched, cpu, tid, dst_cpu) + sched.cpu_util_rt(cpu);
+    const double util = util_next(sched, cpu, wakee, dst_cpu) + sched.cpu_util_rt(cpu);
     sum_util += std::min(util, scale_cpu);  // effective_cpu_util(ENERGY_UTIL)
     // effective_cpu_util(FREQUENCY_UTIL) with uclamp, as schedutil would see it.
     max_util = std::max(max_util, sched.frequency_util(cpu, util));
   }
-  return em_cpu_energy(topology.frequency_domain(cluster), max_util, sum_util, scale_cpu);
+  return GkiPlacement::em_cpu_energy(topology.frequency_domain(cluster), max_util, sum_util,
+                                     scale_cpu);
+}
+
+}  // namespace
+
+double GkiPlacement::cpu_util_next(const Scheduler& sched, int cpu, int tid, int dst_cpu) {
+  return util_next(sched, cpu, wakee_of(sched, tid), dst_cpu);
+}
+
+double GkiPlacement::compute_energy(const Scheduler& sched, int cluster, int tid, int dst_cpu) {
+  return energy(sched, cluster, wakee_of(sched, tid), dst_cpu);
 }
 
 double GkiPlacement::em_cpu_energy(const topology::FrequencyDomain& domain, double max_util,
@@ -290,7 +315,8 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
   if (!topology.has_energy_model() || sched.overutilized()) return kNoCpu;
   if (honor_sync(sched, tid, ctx)) return ctx.waker_cpu;
   const Task& task = sched.task(tid);
-  if (sched.task_util(tid) <= 0) return prev_cpu;  // no utilisation yet: nothing to compare
+  const Wakee wakee = wakee_of(sched, tid);
+  if (wakee.util <= 0) return prev_cpu;  // no utilisation yet: nothing to compare
   constexpr double kNone = std::numeric_limits<double>::infinity();
   double prev_delta = kNone;
   double best_delta = kNone;
@@ -299,14 +325,14 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
   for (int cluster = 0; cluster < topology.num_clusters(); ++cluster) {
     // The cluster's energy without the task counts towards the margin whether or not the
     // task can go there (base_energy_pd of every performance domain).
-    const double base = compute_energy(sched, cluster, tid, kNoCpu);
+    const double base = energy(sched, cluster, wakee, kNoCpu);
     base_energy += base;
     double max_spare = 0;
     int max_spare_cpu = kNoCpu;
     bool compute_prev = false;
     for (int cpu : topology.cluster_cpus(cluster)) {
       if (!task.allowed_on(cpu)) continue;
-      const double util = cpu_util_next(sched, cpu, tid, cpu);
+      const double util = util_next(sched, cpu, wakee, cpu);
       const double capacity = sched.capacity_of(cpu);
       if (!MainlinePlacement::fits_capacity(util, capacity)) continue;
       const double spare = capacity - util;
@@ -318,9 +344,9 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
       }
     }
     if (max_spare_cpu < 0 && !compute_prev) continue;
-    if (compute_prev) prev_delta = compute_energy(sched, cluster, tid, prev_cpu) - base;
+    if (compute_prev) prev_delta = energy(sched, cluster, wakee, prev_cpu) - base;
     if (max_spare_cpu >= 0) {
-      const double delta = compute_energy(sched, cluster, tid, max_spare_cpu) - base;
+      const double delta = energy(sched, cluster, wakee, max_spare_cpu) - base;
       if (delta < best_delta) {
         best_delta = delta;
         best_cpu = max_spare_cpu;

@@ -140,9 +140,8 @@ double Scheduler::cpu_load(int cpu) const {
   return carried(r.load_fair, decay_(now() - r.signals_at), weight > 0, weight);
 }
 
-const Scheduler::UtilMemo& Scheduler::util_memo(int cpu) const {
+const Scheduler::UtilMemo& Scheduler::refresh_util_memo(int cpu) const {
   UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
-  if (memo.at == now()) return memo;
   const RunQueue& r = rq(cpu);
   const double keep = decay_(now() - r.signals_at);
   const bool rt_running = r.curr >= 0 && task(r.curr).is_rt();
@@ -152,12 +151,6 @@ const Scheduler::UtilMemo& Scheduler::util_memo(int cpu) const {
   memo.at = now();
   return memo;
 }
-
-double Scheduler::cpu_util_fair(int cpu) const { return util_memo(cpu).fair; }
-
-double Scheduler::cpu_util_rt(int cpu) const { return util_memo(cpu).rt; }
-
-double Scheduler::cpu_util(int cpu) const { return cpu_util_fair(cpu) + cpu_util_rt(cpu); }
 
 double Scheduler::task_util(int tid) const {
   const Task& each = task(tid);
@@ -189,10 +182,6 @@ double Scheduler::walt_cpu_prev_busy(int cpu) const {
   return walt_cpu_busy_[static_cast<std::size_t>(cpu)]
       .at(now(), rq(cpu).curr >= 0, walt_scale(cpu), walt_.window_ns)
       .prev();
-}
-
-double Scheduler::capacity_of(int cpu) const {
-  return std::max(1.0, context_.topology.capacity(cpu) - cpu_util_rt(cpu));
 }
 
 void Scheduler::refresh_speeds(int cluster) {

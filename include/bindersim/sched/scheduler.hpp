@@ -2,6 +2,7 @@
 // context-switch, IPI and idle-exit costs, and the wakeup path with a pluggable placement.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -199,12 +200,17 @@ class Scheduler final : public engine::EventHandler {
   // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included):
   // cpu_util() is fair plus RT, as the energy model and schedutil see it.
   double cpu_load(int cpu) const;
-  double cpu_util(int cpu) const;
-  double cpu_util_fair(int cpu) const;
-  double cpu_util_rt(int cpu) const;
+  double cpu_util(int cpu) const {
+    const UtilMemo& util = util_memo(cpu);
+    return util.fair + util.rt;
+  }
+  double cpu_util_fair(int cpu) const { return util_memo(cpu).fair; }
+  double cpu_util_rt(int cpu) const { return util_memo(cpu).rt; }
   double task_util(int tid) const;
   // capacity_of(): the original capacity less what RT tasks use (at least 1).
-  double capacity_of(int cpu) const;
+  double capacity_of(int cpu) const {
+    return std::max(1.0, context_.topology.capacity(cpu) - cpu_util_rt(cpu));
+  }
   // Current capacity of `cpu`: its capacity scaled by its cluster's current frequency.
   double current_capacity(int cpu) const { return capacity_now_[static_cast<std::size_t>(cpu)]; }
   std::int64_t current_freq_khz(int cluster) const {
@@ -347,7 +353,12 @@ class Scheduler final : public engine::EventHandler {
     double rt = 0;
   };
   mutable std::vector<UtilMemo> util_memo_;
-  const UtilMemo& util_memo(int cpu) const;
+  // The memo of `cpu`, brought up to now when it is not (the check is inline: most asks hit).
+  const UtilMemo& util_memo(int cpu) const {
+    const UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
+    return memo.at == now() ? memo : refresh_util_memo(cpu);
+  }
+  const UtilMemo& refresh_util_memo(int cpu) const;
   // PELT decay factors of short spans (queries are const but may remember a factor).
   mutable PeltDecayMemo decay_;
 };
