@@ -31,23 +31,15 @@ void MainlinePlacement::record_wakee(Scheduler& sched, int waker_tid, int wakee_
 
 namespace {
 
-bool asym_capacity(const Scheduler& sched) {
-  const auto& cpus = sched.topology().cpus();
-  for (const auto& cpu : cpus) {
-    if (cpu.capacity != cpus.front().capacity) return true;
-  }
-  return false;
-}
-
 bool fits(const Scheduler& sched, int tid, int cpu) {
-  if (!asym_capacity(sched)) return true;
+  if (!sched.asym_capacity()) return true;
   return MainlinePlacement::fits_capacity(sched.task_util(tid), sched.topology().capacity(cpu));
 }
 
 // rt_task_fits_capacity(): an RT task's utilisation is its uclamp minimum
 // (sched_util_clamp_min_rt_default), so it fits CPUs of at least that capacity.
 bool rt_fits(const Scheduler& sched, int cpu) {
-  if (!asym_capacity(sched)) return true;
+  if (!sched.asym_capacity()) return true;
   return sched.topology().capacity(cpu) >=
          std::min(sched.tunables().rt_uclamp_min, sched.topology().max_capacity());
 }
@@ -64,8 +56,7 @@ bool MainlinePlacement::wake_wide(const Scheduler& sched, int waker_tid, int wak
   unsigned master = sched.task(waker_tid).wakee_flips;
   unsigned slave = sched.task(wakee_tid).wakee_flips;
   // The LLC spans every CPU that shares a cache with CPU 0 (all of them on the SA8155P).
-  unsigned factor = 0;
-  for (int cpu = 0; cpu < sched.num_cpus(); ++cpu) factor += sched.topology().shares_cache(0, cpu);
+  const auto factor = static_cast<unsigned>(sched.llc_size());
   if (master < slave) std::swap(master, slave);
   return !(slave < factor || master < slave * factor);
 }
@@ -101,8 +92,7 @@ int MainlinePlacement::select_idle_capacity(const Scheduler& sched, int tid, int
   const int n = sched.num_cpus();
   int best_cpu = kNoCpu;
   int best_capacity = 0;
-  for (int i = 0; i < n; ++i) {
-    const int cpu = (target + i) % n;
+  for (int i = 0, cpu = target; i < n; ++i, cpu = cpu + 1 == n ? 0 : cpu + 1) {
     if (!task.allowed_on(cpu) || !sched.available_idle_cpu(cpu)) continue;
     if (fits(sched, tid, cpu)) return cpu;
     const int capacity = sched.topology().capacity(cpu);
@@ -129,7 +119,7 @@ int MainlinePlacement::select_idle_sibling(Scheduler& sched, int tid, int prev_c
       task.allowed_on(recent) && fits(sched, tid, recent)) {
     return recent;
   }
-  if (asym_capacity(sched)) {
+  if (sched.asym_capacity()) {
     const int cpu = select_idle_capacity(sched, tid, target);
     return cpu >= 0 ? cpu : target;
   }
@@ -181,7 +171,7 @@ int MainlinePlacement::find_lowest_rq(const Scheduler& sched, int tid, int this_
   if (lowest_level > kMaxRtPrio) return kNoCpu;
   auto in_mask = [&](int cpu) {
     return cpu >= 0 && task.allowed_on(cpu) && level_of(cpu) == lowest_level &&
-           (!asym_capacity(sched) || rt_fits(sched, cpu));
+           (!sched.asym_capacity() || rt_fits(sched, cpu));
   };
   bool any_fits = false;
   for (int cpu = 0; cpu < sched.num_cpus(); ++cpu) any_fits = any_fits || in_mask(cpu);
@@ -251,30 +241,55 @@ bool GkiPlacement::honor_rt_sync(const Scheduler& sched, int tid, const WakeCont
   return sched.task(tid).prio() <= next_prio && rt_nr_running <= 2;
 }
 
-double GkiPlacement::cpu_util_next(const Scheduler& sched, int cpu, int tid, int dst_cpu) {
+namespace {
+
+// The waking task as energy-aware placement sees it: its CPU and its utilisation, which stay
+// the same through one wakeup's estimates (worked out once: a utilisation costs a decay).
+struct Wakee {
+  int cpu;
+  double util;
+};
+
+Wakee wakee_of(const Scheduler& sched, int tid) {
+  return {sched.task(tid).cpu, sched.task_util(tid)};
+}
+
+// cpu_util_next() of `wakee`.
+double util_next(const Scheduler& sched, int cpu, const Wakee& wakee, int dst_cpu) {
   double util = sched.cpu_util_fair(cpu);
-  const int task_cpu = sched.task(tid).cpu;
-  if (task_cpu == cpu && dst_cpu != cpu) {
-    util = std::max(0.0, util - sched.task_util(tid));
-  } else if (task_cpu != cpu && dst_cpu == cpu) {
-    util += sched.task_util(tid);
+  if (wakee.cpu == cpu && dst_cpu != cpu) {
+    util = std::max(0.0, util - wakee.util);
+  } else if (wakee.cpu != cpu && dst_cpu == cpu) {
+    util += wakee.util;
   }
   return util;
 }
 
-double GkiPlacement::compute_energy(const Scheduler& sched, int cluster, int tid, int dst_cpu) {
+// compute_energy() of `wakee`.
+double energy(const Scheduler& sched, int cluster, const Wakee& wakee, int dst_cpu) {
   const auto& topology = sched.topology();
   const auto& cpus = topology.cluster_cpus(cluster);
   const auto scale_cpu = static_cast<double>(topology.capacity(cpus.front()));
   double max_util = 0;
   double sum_util = 0;
   for (int cpu : cpus) {
-    const double util = cpu_util_next(sched, cpu, tid, dst_cpu) + sched.cpu_util_rt(cpu);
+    const double util = util_next(sched, cpu, wakee, dst_cpu) + sched.cpu_util_rt(cpu);
     sum_util += std::min(util, scale_cpu);  // effective_cpu_util(ENERGY_UTIL)
     // effective_cpu_util(FREQUENCY_UTIL) with uclamp, as schedutil would see it.
     max_util = std::max(max_util, sched.frequency_util(cpu, util));
   }
-  return em_cpu_energy(topology.frequency_domain(cluster), max_util, sum_util, scale_cpu);
+  return GkiPlacement::em_cpu_energy(topology.frequency_domain(cluster), max_util, sum_util,
+                                     scale_cpu);
+}
+
+}  // namespace
+
+double GkiPlacement::cpu_util_next(const Scheduler& sched, int cpu, int tid, int dst_cpu) {
+  return util_next(sched, cpu, wakee_of(sched, tid), dst_cpu);
+}
+
+double GkiPlacement::compute_energy(const Scheduler& sched, int cluster, int tid, int dst_cpu) {
+  return energy(sched, cluster, wakee_of(sched, tid), dst_cpu);
 }
 
 double GkiPlacement::em_cpu_energy(const topology::FrequencyDomain& domain, double max_util,
@@ -300,7 +315,8 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
   if (!topology.has_energy_model() || sched.overutilized()) return kNoCpu;
   if (honor_sync(sched, tid, ctx)) return ctx.waker_cpu;
   const Task& task = sched.task(tid);
-  if (sched.task_util(tid) <= 0) return prev_cpu;  // no utilisation yet: nothing to compare
+  const Wakee wakee = wakee_of(sched, tid);
+  if (wakee.util <= 0) return prev_cpu;  // no utilisation yet: nothing to compare
   constexpr double kNone = std::numeric_limits<double>::infinity();
   double prev_delta = kNone;
   double best_delta = kNone;
@@ -309,14 +325,14 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
   for (int cluster = 0; cluster < topology.num_clusters(); ++cluster) {
     // The cluster's energy without the task counts towards the margin whether or not the
     // task can go there (base_energy_pd of every performance domain).
-    const double base = compute_energy(sched, cluster, tid, kNoCpu);
+    const double base = energy(sched, cluster, wakee, kNoCpu);
     base_energy += base;
     double max_spare = 0;
     int max_spare_cpu = kNoCpu;
     bool compute_prev = false;
     for (int cpu : topology.cluster_cpus(cluster)) {
       if (!task.allowed_on(cpu)) continue;
-      const double util = cpu_util_next(sched, cpu, tid, cpu);
+      const double util = util_next(sched, cpu, wakee, cpu);
       const double capacity = sched.capacity_of(cpu);
       if (!MainlinePlacement::fits_capacity(util, capacity)) continue;
       const double spare = capacity - util;
@@ -328,9 +344,9 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
       }
     }
     if (max_spare_cpu < 0 && !compute_prev) continue;
-    if (compute_prev) prev_delta = compute_energy(sched, cluster, tid, prev_cpu) - base;
+    if (compute_prev) prev_delta = energy(sched, cluster, wakee, prev_cpu) - base;
     if (max_spare_cpu >= 0) {
-      const double delta = compute_energy(sched, cluster, tid, max_spare_cpu) - base;
+      const double delta = energy(sched, cluster, wakee, max_spare_cpu) - base;
       if (delta < best_delta) {
         best_delta = delta;
         best_cpu = max_spare_cpu;

@@ -57,6 +57,11 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       walt_cpu_busy_(static_cast<std::size_t>(context.topology.num_cpus())),
       util_memo_(static_cast<std::size_t>(context.topology.num_cpus())) {
   for (RunQueue& r : rqs_) r.idle_history.fill(2 * tunables_.migration_cost_ns);
+  for (int cpu = 0; cpu < context.topology.num_cpus(); ++cpu) {
+    asym_capacity_ =
+        asym_capacity_ || context.topology.capacity(cpu) != context.topology.capacity(0);
+    llc_size_ += context.topology.shares_cache(0, cpu) ? 1 : 0;
+  }
   for (int cluster = 0; cluster < context.topology.num_clusters(); ++cluster) {
     const auto& opps = context.topology.frequency_domain(cluster).opps;
     ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
@@ -99,16 +104,6 @@ int Scheduler::create_task(const TaskParams& params) {
 
 // --- queries -------------------------------------------------------------------------------
 
-bool Scheduler::available_idle_cpu(int cpu) const {
-  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
-  return r.curr < 0 && r.nr_queued() == 0;
-}
-
-int Scheduler::nr_running(int cpu) const {
-  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
-  return (r.curr >= 0 ? 1 : 0) + r.nr_queued();
-}
-
 int Scheduler::highest_rt_prio(int cpu) const {
   const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
   int best = kMaxRtPrio;
@@ -145,9 +140,8 @@ double Scheduler::cpu_load(int cpu) const {
   return carried(r.load_fair, decay_(now() - r.signals_at), weight > 0, weight);
 }
 
-const Scheduler::UtilMemo& Scheduler::util_memo(int cpu) const {
+const Scheduler::UtilMemo& Scheduler::refresh_util_memo(int cpu) const {
   UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
-  if (memo.at == now()) return memo;
   const RunQueue& r = rq(cpu);
   const double keep = decay_(now() - r.signals_at);
   const bool rt_running = r.curr >= 0 && task(r.curr).is_rt();
@@ -157,12 +151,6 @@ const Scheduler::UtilMemo& Scheduler::util_memo(int cpu) const {
   memo.at = now();
   return memo;
 }
-
-double Scheduler::cpu_util_fair(int cpu) const { return util_memo(cpu).fair; }
-
-double Scheduler::cpu_util_rt(int cpu) const { return util_memo(cpu).rt; }
-
-double Scheduler::cpu_util(int cpu) const { return cpu_util_fair(cpu) + cpu_util_rt(cpu); }
 
 double Scheduler::task_util(int tid) const {
   const Task& each = task(tid);
@@ -194,10 +182,6 @@ double Scheduler::walt_cpu_prev_busy(int cpu) const {
   return walt_cpu_busy_[static_cast<std::size_t>(cpu)]
       .at(now(), rq(cpu).curr >= 0, walt_scale(cpu), walt_.window_ns)
       .prev();
-}
-
-double Scheduler::capacity_of(int cpu) const {
-  return std::max(1.0, context_.topology.capacity(cpu) - cpu_util_rt(cpu));
 }
 
 void Scheduler::refresh_speeds(int cluster) {
@@ -233,9 +217,19 @@ bool Scheduler::overutilized() const {
 }
 
 bool Scheduler::compute_overutilized() const {
-  for (int cpu = 0; cpu < num_cpus(); ++cpu) {
-    // cpu_overutilized(): the utilisation no longer fits with the 20% margin.
-    if (cpu_util_fair(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) return true;
+  // Any overutilised CPU decides, whatever the order the CPUs are asked in. The one found last
+  // time is asked first: it usually still is, and the others need not be brought up to now.
+  const int n = num_cpus();
+  int cpu = overutilized_cpu_;
+  for (int i = 0; i < n; ++i) {
+    // cpu_overutilized(): the utilisation no longer fits capacity_of() with the 20% margin.
+    const UtilMemo& util = util_memo(cpu);
+    const double capacity = std::max(1.0, context_.topology.capacity(cpu) - util.rt);
+    if (util.fair * 1280.0 >= capacity * 1024.0) {
+      overutilized_cpu_ = cpu;
+      return true;
+    }
+    if (++cpu == n) cpu = 0;
   }
   return false;
 }
@@ -963,21 +957,20 @@ void Scheduler::update_frequency(int cluster) {
       now() - f.last_request < tunables_.schedutil_rate_limit_ns) {
     return;
   }
+  const auto& cpus = context_.topology.cluster_cpus(cluster);
   double util = 0;
-  for (int cpu : context_.topology.cluster_cpus(cluster)) {
-    util = std::max(util, cpu_frequency_util(cpu));
+  for (int cpu : cpus) {
+    const UtilMemo& each = util_memo(cpu);  // cpu_frequency_util(), one lookup
+    util = std::max(util, frequency_util(cpu, each.fair + each.rt));
   }
-  const auto max_capacity =
-      static_cast<double>(context_.topology.capacity(context_.topology.cluster_cpus(cluster)[0]));
+  const auto max_capacity = static_cast<double>(context_.topology.capacity(cpus[0]));
   const double target_khz =
       1.25 * static_cast<double>(domain.opps.back().freq_khz) * util / max_capacity;
-  int opp = static_cast<int>(domain.opps.size()) - 1;
-  for (int i = 0; i < static_cast<int>(domain.opps.size()); ++i) {
-    if (static_cast<double>(domain.opps[static_cast<std::size_t>(i)].freq_khz) >= target_khz) {
-      opp = i;
-      break;
-    }
-  }
+  // The lowest operating point at or above the target (they ascend strictly), else the highest.
+  const auto at_or_above = std::partition_point(
+      domain.opps.begin(), domain.opps.end() - 1,
+      [&](const auto& each) { return static_cast<double>(each.freq_khz) < target_khz; });
+  const int opp = static_cast<int>(at_or_above - domain.opps.begin());
   if (opp == f.requested_opp) return;
   f.requested_opp = opp;
   f.last_request = now();

@@ -244,6 +244,24 @@ TEST_F(GkiTest, OverutilizationComparesFairUtilisationWithCapacityLeftByRt) {
   EXPECT_FALSE(sched_.overutilized());
 }
 
+TEST_F(GkiTest, OverutilizedFindsAnyOverutilisedCpuWhicheverWasFoundBefore) {
+  // The answer is whether any CPU is overutilised, whichever CPU was found overutilised the
+  // time before: gold CPU 5, then silver CPU 2 (below it in the scan), then none, then both.
+  const int on_silver = sleeper(2);
+  const int on_gold = sleeper(5);
+  auto load = [&](double silver_share, double gold_share) {
+    sched_.set_task_util(on_silver, silver_share * topology_.capacity(2));
+    sched_.set_task_util(on_gold, gold_share * topology_.capacity(5));
+    return sched_.overutilized();
+  };
+  EXPECT_FALSE(load(0.5, 0.5));
+  EXPECT_TRUE(load(0.5, 0.9));
+  EXPECT_TRUE(load(0.9, 0.5));
+  EXPECT_FALSE(load(0.5, 0.5));
+  EXPECT_TRUE(load(0.9, 0.9));
+  EXPECT_FALSE(load(0.7, 0.7));
+}
+
 TEST_F(GkiTest, OverutilizedIsExactlyTheFailureOfTheFitMargin) {
   // The kernel's cpu_overutilized() is !fits_capacity(cpu_util, capacity_of): a CPU is
   // overutilised from exactly 80% of its capacity on, where a task no longer fits. The prime

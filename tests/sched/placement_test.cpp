@@ -68,6 +68,13 @@ TEST(FitsCapacityTest, KeepsATwentyPercentMargin) {
   EXPECT_FALSE(MP::fits_capacity(1024, 1024));
 }
 
+TEST_F(PlacementTest, SchedulerKnowsTheTopologyFactsPlacementAsksFor) {
+  // The SA8155P mixes capacities 307, 872 and 1024 (asymmetric), and its one DynamIQ L3 is
+  // shared by all eight cores: the LLC of CPU 0 spans 8 CPUs.
+  EXPECT_TRUE(sched_.asym_capacity());
+  EXPECT_EQ(sched_.llc_size(), 8);
+}
+
 TEST_F(PlacementTest, WakeWideNeedsManyFlipsOnBothSides) {
   // wake_wide(): with an LLC of 8 CPUs, the wakeup is "wide" (no affine wakeup) when the
   // smaller flip count is at least 8 and the larger at least 8 times the smaller, whichever

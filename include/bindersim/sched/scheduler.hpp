@@ -2,6 +2,7 @@
 // context-switch, IPI and idle-exit costs, and the wakeup path with a pluggable placement.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -181,19 +182,35 @@ class Scheduler final : public engine::EventHandler {
   const RunQueue& rq(int cpu) const { return rqs_[static_cast<std::size_t>(cpu)]; }
   int num_cpus() const { return static_cast<int>(rqs_.size()); }
   // The kernel's available_idle_cpu(): idle task running, nothing queued or arriving.
-  bool available_idle_cpu(int cpu) const;
-  int nr_running(int cpu) const;
+  bool available_idle_cpu(int cpu) const {
+    const RunQueue& r = rq(cpu);
+    return r.curr < 0 && r.nr_queued() == 0;
+  }
+  int nr_running(int cpu) const {
+    const RunQueue& r = rq(cpu);
+    return (r.curr >= 0 ? 1 : 0) + r.nr_queued();
+  }
+  // Topology facts placement asks about on every wakeup, computed once: whether CPU capacities
+  // differ (SD_ASYM_CPUCAPACITY), and how many CPUs share the last-level cache with CPU 0
+  // (sd_llc_size).
+  bool asym_capacity() const { return asym_capacity_; }
+  int llc_size() const { return llc_size_; }
   // Highest priority (lowest value) of RT tasks running or queued on `cpu`; kMaxRtPrio if none.
   int highest_rt_prio(int cpu) const;
   // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included):
   // cpu_util() is fair plus RT, as the energy model and schedutil see it.
   double cpu_load(int cpu) const;
-  double cpu_util(int cpu) const;
-  double cpu_util_fair(int cpu) const;
-  double cpu_util_rt(int cpu) const;
+  double cpu_util(int cpu) const {
+    const UtilMemo& util = util_memo(cpu);
+    return util.fair + util.rt;
+  }
+  double cpu_util_fair(int cpu) const { return util_memo(cpu).fair; }
+  double cpu_util_rt(int cpu) const { return util_memo(cpu).rt; }
   double task_util(int tid) const;
   // capacity_of(): the original capacity less what RT tasks use (at least 1).
-  double capacity_of(int cpu) const;
+  double capacity_of(int cpu) const {
+    return std::max(1.0, context_.topology.capacity(cpu) - cpu_util_rt(cpu));
+  }
   // Current capacity of `cpu`: its capacity scaled by its cluster's current frequency.
   double current_capacity(int cpu) const { return capacity_now_[static_cast<std::size_t>(cpu)]; }
   std::int64_t current_freq_khz(int cluster) const {
@@ -308,6 +325,8 @@ class Scheduler final : public engine::EventHandler {
   std::vector<double> capacity_now_;
   std::vector<std::int64_t> speed_milli_;
   std::vector<SimTime> busy_ns_;
+  bool asym_capacity_ = false;
+  int llc_size_ = 0;
   // WALT: tracked only when the placement uses it.
   bool walt_tracking_ = false;
   WaltTunables walt_;
@@ -325,6 +344,7 @@ class Scheduler final : public engine::EventHandler {
   bool compute_overutilized() const;
   mutable SimTime overutilized_at_ = engine::kNever;  // when overutilized_ was computed
   mutable bool overutilized_ = false;
+  mutable int overutilized_cpu_ = 0;  // the CPU found overutilised last (asked first next time)
   // Per CPU: its fair and RT utilisation as of `at` (placement asks for them many times per
   // wakeup); kNever when the run queue changed since.
   struct UtilMemo {
@@ -333,7 +353,12 @@ class Scheduler final : public engine::EventHandler {
     double rt = 0;
   };
   mutable std::vector<UtilMemo> util_memo_;
-  const UtilMemo& util_memo(int cpu) const;
+  // The memo of `cpu`, brought up to now when it is not (the check is inline: most asks hit).
+  const UtilMemo& util_memo(int cpu) const {
+    const UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
+    return memo.at == now() ? memo : refresh_util_memo(cpu);
+  }
+  const UtilMemo& refresh_util_memo(int cpu) const;
   // PELT decay factors of short spans (queries are const but may remember a factor).
   mutable PeltDecayMemo decay_;
 };
