@@ -38,9 +38,10 @@ KernelLocks::Waiter* KernelLocks::find_waiter(Lock& lock, int tid) {
 
 void KernelLocks::watch(int tid) { sched_.task_for_update(tid).watch_switches = true; }
 
-void KernelLocks::unwatch(int tid) {
-  const ThreadState& s = ts(tid);
-  if (s.holding == 0 && s.waiting_for < 0) sched_.task_for_update(tid).watch_switches = false;
+void KernelLocks::unwatch(int tid, const ThreadState& thread) {
+  if (thread.holding == 0 && thread.waiting_for < 0) {
+    sched_.task_for_update(tid).watch_switches = false;
+  }
 }
 
 bool KernelLocks::owner_running(const Lock& lock) const {
@@ -51,19 +52,20 @@ bool KernelLocks::owner_running(const Lock& lock) const {
 
 bool KernelLocks::acquire(int tid, int lock_id) {
   Lock& lock = lk(lock_id);
+  ThreadState& thread = ts(tid);
   BSIM_CHECK(sched_.task(tid).state == TaskState::kRunning);
-  BSIM_CHECK_MSG(ts(tid).waiting_for < 0 && lock.owner != tid, "a lock taken twice");
+  BSIM_CHECK_MSG(thread.waiting_for < 0 && lock.owner != tid, "a lock taken twice");
   // spin_lock(): preemption is disabled before the first attempt and stays so until unlock.
   if (lock.kind == LockKind::kSpinlock) sched_.preempt_disable(tid);
   const bool free_for_me =
       lock.owner < 0 && (lock.handoff_to < 0 || lock.handoff_to == tid) &&
       (lock.kind == LockKind::kMutex || lock.waiters.empty());  // queued spinlock: FIFO
   if (free_for_me) {
-    grant(lock_id, tid);
+    grant(lock, thread, tid);
     return true;
   }
   ++lock.stats->contended;
-  ts(tid).waiting_for = lock_id;
+  thread.waiting_for = lock_id;
   watch(tid);
   lock.waiters.push_back(Waiter{tid, WaitState::kSpinning, sched_.now(), 0, false});
   wait_or_spin(lock_id, lock.waiters.back());
@@ -79,18 +81,18 @@ bool KernelLocks::try_acquire(int tid, int lock_id) {
     return false;
   }
   if (lock.kind == LockKind::kSpinlock) sched_.preempt_disable(tid);
-  grant(lock_id, tid);
+  grant(lock, ts(tid), tid);
   return true;
 }
 
-// `tid` becomes the owner (a waiter's wait ends here; the caller continues it).
-void KernelLocks::grant(int lock_id, int tid) {
-  Lock& lock = lk(lock_id);
+// `tid` (whose state is `thread`) becomes the owner (a waiter's wait ends here; the caller
+// continues it).
+inline void KernelLocks::grant(Lock& lock, ThreadState& thread, int tid) {
   lock.owner = tid;
   lock.owned_since = sched_.now();
   if (lock.handoff_to == tid) lock.handoff_to = -1;
   ++lock.stats->acquisitions;
-  ++ts(tid).holding;
+  ++thread.holding;
   watch(tid);
 }
 
@@ -140,8 +142,9 @@ bool KernelLocks::release(int tid, int lock_id) {
   BSIM_CHECK_MSG(lock.owner == tid, "a lock released by a thread that does not hold it");
   lock.stats->hold_ns.record(sched_.now() - lock.owned_since);
   lock.owner = -1;
-  --ts(tid).holding;
-  unwatch(tid);
+  ThreadState& thread = ts(tid);
+  --thread.holding;
+  unwatch(tid, thread);
   bool woke = false;
   if (lock.kind == LockKind::kSpinlock) {
     // Queued spinlock: the head of the queue, spinning with preemption off, takes it.
@@ -153,7 +156,7 @@ bool KernelLocks::release(int tid, int lock_id) {
       stop_spin(next);
       lock.stats->wait_ns.record(sched_.now() - next.since);
       lock.waiters.pop_front();
-      grant(lock_id, next_tid);  // its wait ends at its segment's end (on_work_done)
+      grant(lock, ts(next_tid), next_tid);  // its wait ends at its segment's end (on_work_done)
     }
     sched_.preempt_enable(tid);
   } else if (lock.handoff_to >= 0) {
@@ -230,8 +233,9 @@ void KernelLocks::on_work_done(int tid) {
     stop_spin(*w);
     lock.stats->wait_ns.record(sched_.now() - w->since);
     remove_waiter(lock, tid);
-    ts(tid).waiting_for = -1;
-    grant(lock_id, tid);
+    ThreadState& thread = ts(tid);
+    thread.waiting_for = -1;
+    grant(lock, thread, tid);
     update_episodes(lock);
     client_.on_lock_granted(tid, lock_id);
     return;
@@ -296,7 +300,14 @@ void KernelLocks::check(int lock_id) {
   update_episodes(lock);
 }
 
-void KernelLocks::update_episodes(Lock& lock) {
+// Most calls find no waiter and no open episode, and so nothing to do: that case is decided
+// inline, without the call.
+inline void KernelLocks::update_episodes(Lock& lock) {
+  if (lock.waiters.empty() && lock.preempted_since < 0 && lock.inversion_since < 0) return;
+  update_open_episodes(lock);
+}
+
+void KernelLocks::update_open_episodes(Lock& lock) {
   const SimTime now = sched_.now();
   bool preempted = false;
   bool inverted = false;

@@ -100,17 +100,18 @@ class KernelLocks final : public engine::EventHandler {
     return threads_[index];
   }
   Waiter* find_waiter(Lock& lock, int tid);
-  void grant(int lock_id, int tid);
+  void grant(Lock& lock, ThreadState& thread, int tid);
   void spin(int tid, Waiter& waiter);
   void sleep(Lock& lock, Waiter& waiter);
   void stop_spin(Waiter& waiter);
   void wait_or_spin(int lock_id, Waiter& waiter);
   void remove_waiter(Lock& lock, int tid);
   void watch(int tid);
-  void unwatch(int tid);
+  void unwatch(int tid, const ThreadState& thread);
   void defer_check(int lock_id);
   void check(int lock_id);
   void update_episodes(Lock& lock);
+  void update_open_episodes(Lock& lock);
   bool owner_running(const Lock& lock) const;
 
   engine::SimContext& context_;

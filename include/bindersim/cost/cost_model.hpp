@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bindersim/common/error.hpp"
 #include "bindersim/engine/time.hpp"
 #include "bindersim/stats/result.hpp"
 
@@ -40,16 +41,27 @@ class CostModel {
   // A CPU running at `freq_khz` executed for `ns` nanoseconds, of which `work_ref_ns` were
   // reference work (the rest stalls and overheads): counts cycles and the references/misses
   // of steady-state work.
+  // Called for every accounted segment: defined inline below so that the scheduler's call
+  // compiles to straight-line code.
   void on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz);
 
   const stats::Counters& counters() const { return counters_; }
 
  private:
   std::int64_t lines(std::int64_t bytes) const;
+  double warmth_of(std::int64_t stamp, std::int64_t ws, int cpu) const;
 
   const topology::Topology& topology_;
   int num_cpus_;
+  // Copies of topology figures read on every switch-in, kept here for speed (plain loads
+  // instead of out-of-line, bounds-checked accessors).
+  std::int64_t line_bytes_;
+  double cache_refs_per_ref_us_;
+  double base_miss_ratio_;
+  std::vector<double> private_bytes_;      // per cpu, Topology::private_cache_bytes as a double
+  std::vector<double> shared_fetch_;       // per cpu, Topology::shared_fetch_ns_per_line
   std::vector<std::int64_t> working_set_;  // bytes per task
+  std::vector<std::int64_t> ws_lines_;     // per task: lines(working set)
   std::vector<int> last_cpu_;              // per task, -1 before it ran
   std::vector<std::int64_t> stamp_;        // per task x cpu: clock after its last run; -1 never
   std::vector<std::int64_t> clock_;        // per cpu: bytes brought in so far
@@ -57,5 +69,41 @@ class CostModel {
   double refs_fraction_ = 0;  // fractional references carried between calls
   double misses_fraction_ = 0;
 };
+
+// llround(x) for finite |x| < 2^63 without the library call: x - trunc(x) is exact in
+// binary floating point, so comparing it with 0.5 rounds halves away from zero as llround does.
+inline std::int64_t round_half_away(double x) {
+  const double magnitude = x < 0 ? -x : x;
+  const auto whole = static_cast<std::int64_t>(magnitude);
+  const std::int64_t rounded = whole + (magnitude - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+  return x < 0 ? -rounded : rounded;
+}
+
+inline void CostModel::on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz) {
+  if (ns <= 0) return;
+  // cycles = ns x kHz / 10^6, exact: in 64 bits when the product fits (always, for spans
+  // below about an hour), else in 128 bits. A 64-bit division by a constant is a multiply; a
+  // 128-bit one is a library call.
+  std::uint64_t product = 0;
+  if (!__builtin_mul_overflow(static_cast<std::uint64_t>(ns), static_cast<std::uint64_t>(freq_khz),
+                              &product)) {
+    counters_.cpu_cycles += product / 1'000'000U;
+  } else {
+    const Uint128 cycles = static_cast<Uint128>(ns) * static_cast<Uint128>(freq_khz) / 1'000'000U;
+    counters_.cpu_cycles += static_cast<std::uint64_t>(cycles);
+  }
+  // floor(x) for 0 <= x < 2^63 is the truncation, without the library call that baseline
+  // x86-64 makes for std::floor. The whole parts are counted from their integer form (the
+  // same value: a double of 2^53 or more is an integer already).
+  refs_fraction_ += static_cast<double>(work_ref_ns) / 1000.0 * cache_refs_per_ref_us_;
+  const auto refs = static_cast<std::int64_t>(refs_fraction_);
+  const auto whole_refs = static_cast<double>(refs);
+  refs_fraction_ -= whole_refs;
+  counters_.cache_refs += static_cast<std::uint64_t>(refs);
+  misses_fraction_ += whole_refs * base_miss_ratio_;
+  const auto misses = static_cast<std::int64_t>(misses_fraction_);
+  misses_fraction_ -= static_cast<double>(misses);
+  counters_.cache_misses += static_cast<std::uint64_t>(misses);
+}
 
 }  // namespace bindersim::cost
