@@ -223,9 +223,7 @@ bool Scheduler::compute_overutilized() const {
   int cpu = overutilized_cpu_;
   for (int i = 0; i < n; ++i) {
     // cpu_overutilized(): the utilisation no longer fits capacity_of() with the 20% margin.
-    const UtilMemo& util = util_memo(cpu);
-    const double capacity = std::max(1.0, context_.topology.capacity(cpu) - util.rt);
-    if (util.fair * 1280.0 >= capacity * 1024.0) {
+    if (cpu_util_fair(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) {
       overutilized_cpu_ = cpu;
       return true;
     }
@@ -959,10 +957,7 @@ void Scheduler::update_frequency(int cluster) {
   }
   const auto& cpus = context_.topology.cluster_cpus(cluster);
   double util = 0;
-  for (int cpu : cpus) {
-    const UtilMemo& each = util_memo(cpu);  // cpu_frequency_util(), one lookup
-    util = std::max(util, frequency_util(cpu, each.fair + each.rt));
-  }
+  for (int cpu : cpus) util = std::max(util, cpu_frequency_util(cpu));
   const auto max_capacity = static_cast<double>(context_.topology.capacity(cpus[0]));
   const double target_khz =
       1.25 * static_cast<double>(domain.opps.back().freq_khz) * util / max_capacity;
