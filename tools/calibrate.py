@@ -12,7 +12,7 @@ measured 19.5 s run on a device in steady state did not see.
 Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N] [--seeds K]
                           [--bound-factor F] [--only REGEX] [--skip REGEX]
                           [--silver-throughput] [--bindersim PATH]
-                          [--schd-dbg FILE] [--binder-throughput FILE]
+                          [--schd-dbg FILE] [--binder-throughput FILE] [--set KEY=VALUE ...]
   --scale S          fraction of the reference iterations to run (default 1.0; 0.1 for a quick
                      look); --schd-scale and --bt-scale set it per benchmark, 0 leaves that
                      benchmark's rows out
@@ -27,6 +27,8 @@ Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N]
                      the others are shown with their verdict in parentheses
   --schd-dbg FILE, --binder-throughput FILE
                      scenario files to run instead of the shipped ones
+  --set KEY=VALUE    a scenario override passed to every `bindersim run` (repeatable), e.g.
+                     --set kernel.misfit_migration=true
 Exit status: 0 when every counted row is within its bound, 1 otherwise.
 
 tools/fit-calibration.py and the calibration guard test use `compare`, `steady_state` and
@@ -67,9 +69,10 @@ def bt_iterations(ref, scale):
     return max(STEADY_STATE_SHORT, int(ref["binder_throughput"]["calls"] / 8 * scale))
 
 
-def run(binary, scenario, iterations, seed, out):
+def run(binary, scenario, iterations, seed, out, overrides=()):
+    sets = [arg for override in overrides for arg in ("--set", override)]
     subprocess.run([binary, "run", str(scenario), "--seed", str(seed), "--out", str(out),
-                    "--set", f"clients.*.iterations={iterations}"],
+                    "--set", f"clients.*.iterations={iterations}", *sets],
                    check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
     return json.loads(pathlib.Path(out).read_text())
 
@@ -224,6 +227,7 @@ def main():
     parser.add_argument("--schd-dbg", default=str(ROOT / "scenarios" / "schd-dbg.json"))
     parser.add_argument("--binder-throughput",
                         default=str(ROOT / "scenarios" / "binder-throughput.json"))
+    parser.add_argument("--set", action="append", default=[], dest="overrides")
     args = parser.parse_args()
     if (args.scale if args.schd_scale is None else args.schd_scale) <= 0 and (
             args.scale if args.bt_scale is None else args.bt_scale) <= 0:
@@ -247,12 +251,13 @@ def main():
             schd = bt = None
             if schd_scale > 0:
                 schd = run(args.bindersim, args.schd_dbg, schd_iterations(ref, schd_scale), seed,
-                           tmp / "schd.json")
+                           tmp / "schd.json", args.overrides)
             if bt_scale > 0:
                 bt = steady_state(
                     run(args.bindersim, bt_scenario, long // STEADY_STATE_SHORT, seed,
-                        tmp / "bt-short.json"),
-                    run(args.bindersim, bt_scenario, long, seed, tmp / "bt.json"))
+                        tmp / "bt-short.json", args.overrides),
+                    run(args.bindersim, bt_scenario, long, seed, tmp / "bt.json",
+                        args.overrides))
             per_seed.append(compare(ref, schd, bt, args.bound_factor))
     rows = average(per_seed)
     for r in rows:

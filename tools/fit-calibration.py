@@ -32,6 +32,8 @@ Usage: tools/fit-calibration.py [--write] [--budget N] [--samples N] [--param NA
   --eval           evaluate the starting point (with any --param) and print it; no search
   --diagnose-silver  with --eval: also run binder-throughput confined to the silver CPUs
   --list           print the parameters, their bounds and starting values
+  --set KEY=VALUE  a scenario override passed to every `bindersim run` (repeatable), e.g.
+                   --set kernel.misfit_migration=true (docs/calibration.md)
 Takes six to seven minutes on two cores. Then check at full scale with tools/calibrate.py.
 """
 import argparse
@@ -281,8 +283,10 @@ class Evaluator:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
 
     def run_one(self, scenario, seed, out):
+        sets = [arg for override in self.args.overrides for arg in ("--set", override)]
         subprocess.run([self.args.bindersim, "run", str(scenario), "--seed", str(seed),
-                        "--out", str(out)], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+                        "--out", str(out), *sets], check=True, stdout=subprocess.DEVNULL,
+                       cwd=ROOT)
         return json.loads(out.read_text())
 
     def results(self, values, counter_rates=None, tag="c", schd_seeds=None):
@@ -558,6 +562,7 @@ def main():
     parser.add_argument("--eval", action="store_true")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--set", action="append", default=[], dest="overrides")
     parser.add_argument("--diagnose-silver", action="store_true",
                         help="with --eval: also run binder-throughput confined to silver")
     parser.add_argument("--all-rows", action="store_true",

@@ -80,8 +80,11 @@ def scenario(workers, iterations, payload, pair):
             "selector": "fifo",
             "cpufreq_governor": "schedutil",
             "sched_util_clamp_min_rt_default": 0,
+            "misfit_migration": False,
             "source": "the reference device: Android 14, 6.1 GKI, schedutil; vendor init "
-                      "resets sched_util_clamp_min_rt_default to 0",
+                      "resets sched_util_clamp_min_rt_default to 0; misfit migration off as "
+                      "in schd-dbg, whose calibrated background this copies "
+                      "(docs/calibration.md, \"Misfit migration\")",
         },
         "processes": processes,
         "clients": clients,

@@ -171,6 +171,7 @@ ordered_json result_to_json(const stats::RunResult& result) {
   scheduler["frequency_changes"] = sched.frequency_changes;
   scheduler["newidle_pulls"] = sched.newidle_pulls;
   scheduler["balance_pulls"] = sched.balance_pulls;
+  scheduler["misfit_migrations"] = sched.misfit_migrations;
 
   const stats::AllocatorStats& alloc = result.allocator;
   ordered_json& allocator = j["allocator"];

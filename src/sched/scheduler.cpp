@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/cost/cost_model.hpp"
@@ -581,6 +582,9 @@ void Scheduler::schedule_cpu(int cpu) {
   if (next < 0 && tunables_.newidle_balance) next = newidle_balance(cpu);
   if (next < 0) {
     go_idle(cpu);
+    // newidle_balance() found nothing queued to pull, but may have queued the active balance
+    // of a misfit task: it arrives after this CPU went idle.
+    if (tunables_.newidle_balance) pull_misfit_task(cpu);
     return;
   }
   dequeue(cpu, next);
@@ -630,6 +634,7 @@ void Scheduler::switch_in(int cpu, int tid) {
     owner_->on_resume(tid, cpu);
   }
   BSIM_CHECK_MSG(task.has_segment, "a task was switched in without work");
+  update_misfit_status(cpu);
   rearm(cpu);
   start_tick(cpu);
   if (!task.is_rt() && !r.fair.empty()) ensure_slice_check(cpu);
@@ -1016,6 +1021,7 @@ void Scheduler::start_tick(int cpu) {
 // (trigger_load_balance).
 void Scheduler::tick(int cpu) {
   account_progress(cpu);
+  update_misfit_status(cpu);  // task_tick_fair()
   update_frequency(context_.topology.cluster_of(cpu));
   periodic_balance(cpu);
   start_tick(cpu);
@@ -1035,6 +1041,7 @@ void Scheduler::periodic_balance(int cpu) {
     }
   }
   kick_idle_balance(cpu);
+  kick_misfit_balance(cpu);
 }
 
 void Scheduler::kick_idle_balance(int cpu) {
@@ -1048,6 +1055,112 @@ void Scheduler::kick_idle_balance(int cpu) {
     check_preempt(idle, pulled, cpu);
     return;
   }
+}
+
+// --- misfit migration ---------------------------------------------------------------------
+
+// update_misfit_status(): on CPUs of different capacities, the running fair task that may run
+// elsewhere and whose utilisation does not fit capacity_of() with the 20% margin
+// (util_fits_cpu()) is misfit.
+void Scheduler::update_misfit_status(int cpu) {
+  RunQueue& r = q(cpu);
+  r.misfit = false;
+  if (!tunables_.misfit_migration || !asym_capacity_ || !placement_.migrates_misfit()) return;
+  if (r.curr < 0) return;
+  const Task& task = t(r.curr);
+  if (task.is_rt() || std::popcount(task.params.affinity) == 1) return;
+  r.misfit = !MainlinePlacement::fits_capacity(task_util(r.curr), capacity_of(cpu));
+}
+
+// Whether `dst_cpu` may take the misfit task running on `src_cpu`: balancing is active (a misfit
+// task overutilises its CPU, so it is under EAS as well), `dst_cpu` has clearly more capacity
+// (capacity_greater(): 5% margin, as update_sd_pick_busiest() asks of a misfit group), the task
+// may run there and can be preempted, and the placement lets the balance pull.
+bool Scheduler::may_take_misfit(int src_cpu, int dst_cpu, BalanceKind kind) const {
+  const RunQueue& src = rq(src_cpu);
+  if (!src.misfit || src.curr < 0 || src_cpu == dst_cpu) return false;
+  const Task& task = tasks_[static_cast<std::size_t>(src.curr)];
+  return task.preempt_count == 0 && task.allowed_on(dst_cpu) &&
+         capacity_of(dst_cpu) * 1024.0 > context_.topology.capacity(src_cpu) * 1078.0 &&
+         placement_.may_pull(*this, src_cpu, dst_cpu, kind);
+}
+
+// nohz_balancer_kick() with check_misfit_status(): a misfit task on a CPU clearly smaller than
+// the largest (capacity_greater()) kicks the idle balancer. The kicked CPU (the first idle one)
+// balances every idle CPU, starting after itself; the first of them that may take the task pulls it
+// by active balance (the stopper of the task's CPU preempts it), then wakes up to run it.
+void Scheduler::kick_misfit_balance(int cpu) {
+  const RunQueue& r = q(cpu);
+  const double max_capacity = context_.topology.max_capacity();
+  if (!r.misfit || max_capacity * 1024.0 <= context_.topology.capacity(cpu) * 1078.0 ||
+      !balancing_active()) {
+    return;
+  }
+  int ilb = 0;
+  while (ilb < num_cpus() && !available_idle_cpu(ilb)) ++ilb;
+  if (ilb == num_cpus()) return;
+  for (int step = 1; step <= num_cpus(); ++step) {
+    const int dst = (ilb + step) % num_cpus();
+    if (!available_idle_cpu(dst) || q(dst).available_at > now() ||
+        !may_take_misfit(cpu, dst, BalanceKind::kIdleKick)) {
+      continue;
+    }
+    const int tid = r.curr;
+    active_migrate(cpu, dst);
+    check_preempt(dst, tid, cpu);
+    return;
+  }
+}
+
+// newidle_balance() with a misfit task on a smaller CPU: the CPU going idle (after the
+// avg_idle test) queues the active balance of the misfit task with the most utilisation; the
+// task arrives once this CPU is idle and wakes it. Returns whether a task was pulled.
+bool Scheduler::pull_misfit_task(int cpu) {
+  if (!tunables_.misfit_migration || !balancing_active() ||
+      average_idle(cpu) < tunables_.migration_cost_ns) {
+    return false;
+  }
+  int src = -1;
+  for (int other = 0; other < num_cpus(); ++other) {
+    if (may_take_misfit(other, cpu, BalanceKind::kNewIdle) &&
+        (src < 0 || task_util(q(other).curr) > task_util(q(src).curr))) {
+      src = other;
+    }
+  }
+  if (src < 0) return false;
+  const int tid = q(src).curr;
+  active_migrate(src, cpu);
+  check_preempt(cpu, tid, src);
+  return true;
+}
+
+// active_load_balance_cpu_stop(): the stopper of `src_cpu` preempts its running task (an
+// involuntary switch) and moves it to `dst_cpu`'s queue; `src_cpu` then schedules. The caller
+// wakes `dst_cpu`.
+void Scheduler::active_migrate(int src_cpu, int dst_cpu) {
+  RunQueue& src = q(src_cpu);
+  const int tid = src.curr;
+  Task& task = t(tid);
+  if (context_.sched_log->should_log(spdlog::level::debug)) {
+    SPDLOG_LOGGER_DEBUG(context_.sched_log, "[{} ns] misfit {} ({}) util {:.0f} cpu {} -> cpu {}",
+                        now(), tid, task.params.name, task_util(tid), src_cpu, dst_cpu);
+  }
+  account_progress(src_cpu);
+  sync_rq_signals(src_cpu);
+  task.state = TaskState::kRunnable;
+  src.curr = -1;
+  src.misfit = false;
+  update_pelt(task);
+  task.enqueue_seq = next_enqueue_seq_++;
+  ++context_switches_;
+  ++misfit_migrations_;
+  place_on_cpu(task, dst_cpu);
+  enqueue(dst_cpu, tid);
+  update_pelt(task);
+  if (task.watch_switches) owner_->on_switch(tid, false);
+  schedule_cpu(src_cpu);
+  update_frequency(context_.topology.cluster_of(src_cpu));
+  update_frequency(context_.topology.cluster_of(dst_cpu));
 }
 
 void Scheduler::on_event(const engine::Event& event) {

@@ -42,6 +42,7 @@ stats::SchedulerStats scheduler_stats(const sched::Scheduler& scheduler) {
   out.frequency_changes = scheduler.frequency_changes();
   out.newidle_pulls = scheduler.newidle_pulls();
   out.balance_pulls = scheduler.balance_pulls();
+  out.misfit_migrations = scheduler.misfit_migrations();
   return out;
 }
 

@@ -103,6 +103,7 @@ void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
   sched.frequency_changes += run.scheduler.frequency_changes;
   sched.newidle_pulls += run.scheduler.newidle_pulls;
   sched.balance_pulls += run.scheduler.balance_pulls;
+  sched.misfit_migrations += run.scheduler.misfit_migrations;
   pooled.events += run.events;
   pooled.clients_finished = pooled.clients_finished && run.clients_finished;
 }

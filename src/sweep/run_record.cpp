@@ -94,6 +94,7 @@ ordered_json scheduler_json(const stats::SchedulerStats& scheduler) {
   j["frequency_changes"] = scheduler.frequency_changes;
   j["newidle_pulls"] = scheduler.newidle_pulls;
   j["balance_pulls"] = scheduler.balance_pulls;
+  j["misfit_migrations"] = scheduler.misfit_migrations;
   return j;
 }
 
@@ -113,6 +114,7 @@ stats::SchedulerStats read_scheduler(const JsonNode& node) {
   scheduler.frequency_changes = read_count(reader.required("frequency_changes"));
   scheduler.newidle_pulls = read_count(reader.required("newidle_pulls"));
   scheduler.balance_pulls = read_count(reader.required("balance_pulls"));
+  scheduler.misfit_migrations = read_count(reader.required("misfit_migrations"));
   reader.finish();
   return scheduler;
 }

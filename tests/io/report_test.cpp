@@ -458,6 +458,7 @@ nlohmann::ordered_json with_scheduler(nlohmann::ordered_json j, std::vector<doub
   scheduler["frequency_changes"] = 0;
   scheduler["newidle_pulls"] = 0;
   scheduler["balance_pulls"] = 0;
+  scheduler["misfit_migrations"] = 0;
   // Before provenance, where the writer puts it.
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (auto it = j.begin(); it != j.end(); ++it) {

@@ -88,6 +88,8 @@ class RecordingPlacement final : public PlacementPolicy {
   bool may_pull(const Scheduler& sched, int src_cpu, int dst_cpu, BalanceKind kind) const override {
     return inner_->may_pull(sched, src_cpu, dst_cpu, kind);
   }
+  bool pulls_after_short_idle() const override { return inner_->pulls_after_short_idle(); }
+  bool migrates_misfit() const override { return inner_->migrates_misfit(); }
 
   struct Call {
     int tid = -1;

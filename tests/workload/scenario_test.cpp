@@ -154,6 +154,7 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_EQ(s.kernel.sched.rt_uclamp_min, 1024);
   EXPECT_TRUE(s.kernel.sched.newidle_balance);
   EXPECT_TRUE(s.kernel.sched.periodic_balance);
+  EXPECT_TRUE(s.kernel.sched.misfit_migration);
   EXPECT_EQ(s.kernel.selector, "fifo");
   EXPECT_EQ(s.kernel.inheritance, binder::PriorityInheritance::kAndroid);
 
@@ -213,6 +214,18 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
 
 // ---------------------------------------------------------------------------------------------
 // Bad input: one exact line naming the file and the JSON pointer
+
+TEST_F(ScenarioTest, BalanceSwitchesParse) {
+  nlohmann::json value = shipped();
+  value["kernel"]["misfit_migration"] = false;
+  value["kernel"]["periodic_balance"] = false;
+  const Scenario parsed = parse(value);
+  EXPECT_FALSE(parsed.kernel.sched.misfit_migration);
+  EXPECT_FALSE(parsed.kernel.sched.periodic_balance);
+  EXPECT_TRUE(parsed.kernel.sched.newidle_balance);
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["misfit_migration"] = "yes"; }),
+            kFile + ": /kernel/misfit_migration: expected true or false, got \"yes\"");
+}
 
 TEST_F(ScenarioTest, WrongTypeNamesPointerExpectedAndFound) {
   EXPECT_EQ(error_after([](auto& s) { s["clients"][0]["iterations"] = "many"; }),
@@ -276,12 +289,13 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
                 ": /descripton: unknown key (did you mean \"description\"?); valid keys: "
                 "background, clients, description, kernel, name, processes, report, schema, seed, "
                 "source, time_limit_s, topology");
-  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
-            kFile +
-                ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
-                "alloc_lock, alloc_page_install, cpufreq_governor, memory_pressure, "
-                "newidle_balance, periodic_balance, placement, priority_inheritance, "
-                "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source");
+  EXPECT_EQ(
+      error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
+      kFile +
+          ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
+          "alloc_lock, alloc_page_install, cpufreq_governor, memory_pressure, "
+          "misfit_migration, newidle_balance, periodic_balance, placement, priority_inheritance, "
+          "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source");
 }
 
 TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {

@@ -35,6 +35,8 @@ class PlacementPolicy {
   // Whether a CPU whose idle periods are short (the kernel's avg_idle test) balances at all
   // when it goes idle; if so, may_pull() is asked with kNewIdleShortIdle. By default not.
   virtual bool pulls_after_short_idle() const { return false; }
+  // Whether the scheduler's mainline misfit migration applies (WALT has its own, not modelled).
+  virtual bool migrates_misfit() const { return true; }
 };
 
 // Upstream placement (no energy model, or an overutilized system).

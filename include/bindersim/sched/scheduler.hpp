@@ -71,6 +71,10 @@ struct SchedTunables {
   bool newidle_balance = true;  // pull work when a CPU is about to go idle
   // Periodic load balance at the tick (and the NOHZ idle-balance kick of an idle CPU).
   bool periodic_balance = true;
+  // Misfit migration on CPUs of different capacities: a running fair task that no longer fits
+  // its CPU is moved by active balance to an idle CPU of more capacity (kicked from its CPU's
+  // tick, or pulled by a bigger CPU going idle).
+  bool misfit_migration = true;
   Governor governor = Governor::kPerformance;
   // schedutil's rate_limit_us: no new frequency request sooner than this after the last one.
   SimTime schedutil_rate_limit_ns = engine::kMillisecond;
@@ -105,6 +109,9 @@ struct RunQueue {
   SimTime available_at = 0;             // exiting idle or waiting for an IPI until then
   SimTime resched_at = engine::kNever;  // pending reschedule event
   bool slice_check_pending = false;
+  // rq->misfit_task_load != 0: the running fair task does not fit this CPU (set when a task is
+  // switched in and at the tick, as update_misfit_status()).
+  bool misfit = false;
   bool need_resched = false;  // a reschedule deferred while curr has preemption disabled
   // Idle bookkeeping.
   SimTime idle_since = 0;
@@ -248,6 +255,8 @@ class Scheduler final : public engine::EventHandler {
   std::uint64_t context_switches() const { return context_switches_; }
   std::uint64_t newidle_pulls() const { return newidle_pulls_; }
   std::uint64_t balance_pulls() const { return balance_pulls_; }
+  // Running tasks moved by active balance because they did not fit their CPU.
+  std::uint64_t misfit_migrations() const { return misfit_migrations_; }
   // Time `cpu` has spent running tasks so far (switch and cache stalls included).
   SimTime busy_ns(int cpu) const;
   std::uint64_t frequency_changes() const { return frequency_changes_; }
@@ -288,6 +297,11 @@ class Scheduler final : public engine::EventHandler {
   void tick(int cpu);
   void periodic_balance(int cpu);
   void kick_idle_balance(int cpu);
+  void update_misfit_status(int cpu);
+  void kick_misfit_balance(int cpu);
+  bool pull_misfit_task(int cpu);
+  bool may_take_misfit(int src_cpu, int dst_cpu, BalanceKind kind) const;
+  void active_migrate(int src_cpu, int dst_cpu);
   void update_min_vruntime(int cpu);
   void enqueue(int cpu, int tid);
   void dequeue(int cpu, int tid);
@@ -340,6 +354,7 @@ class Scheduler final : public engine::EventHandler {
   std::uint64_t context_switches_ = 0;
   std::uint64_t newidle_pulls_ = 0;
   std::uint64_t balance_pulls_ = 0;
+  std::uint64_t misfit_migrations_ = 0;
   std::uint64_t frequency_changes_ = 0;
   bool compute_overutilized() const;
   mutable SimTime overutilized_at_ = engine::kNever;  // when overutilized_ was computed

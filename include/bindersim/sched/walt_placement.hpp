@@ -18,6 +18,8 @@ class WaltPlacement : public PlacementPolicy {
   bool tracks_walt_demand() const override { return true; }
   bool may_pull(const Scheduler& sched, int src_cpu, int dst_cpu, BalanceKind kind) const override;
   bool pulls_after_short_idle() const override { return true; }
+  // WALT's own misfit handling (walt_lb_tick) is not modelled; mainline's does not run under it.
+  bool migrates_misfit() const override { return false; }
 
   // Defaults of the sysctls the placement reads (walt_tunables(), walt_cfs.c, walt_get_indicies).
   // sched_upmigrate 95% and sched_downmigrate 85%: capacity margins 1078 and 1205 (/1024).

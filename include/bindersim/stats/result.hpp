@@ -85,7 +85,8 @@ struct SchedulerStats {
   std::vector<std::int64_t> cpu_busy_ns;  // per CPU: time running tasks (switches included)
   std::uint64_t frequency_changes = 0;
   std::uint64_t newidle_pulls = 0;
-  std::uint64_t balance_pulls = 0;  // periodic balance and NOHZ idle-balance kicks
+  std::uint64_t balance_pulls = 0;      // periodic balance and NOHZ idle-balance kicks
+  std::uint64_t misfit_migrations = 0;  // running tasks moved by active balance (misfit)
 };
 
 // A class of kernel locks (every process's allocator lock, say) over a run.

@@ -1,0 +1,158 @@
+// Misfit migration on CPUs of different capacities (kernel/sched/fair.c; docs/model.md): a
+// running fair task whose utilisation no longer fits its CPU (util_fits_cpu(): 20% margin
+// against capacity_of()) is moved by active balance to an idle CPU of more capacity, kicked
+// from its CPU's tick (nohz_balancer_kick() with check_misfit_status()) or pulled by a bigger
+// CPU going idle (newidle_balance()). SA8155P: silver 0-3 (capacity 307), gold 4-6 (872),
+// prime 7 (1024).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "bindersim/sched/placement.hpp"
+#include "bindersim/sched/scheduler.hpp"
+#include "sched_fixture.hpp"
+
+namespace bindersim::sched {
+namespace {
+
+using engine::SimTime;
+using namespace fixture;  // NOLINT(google-build-using-namespace): test helpers
+
+SchedTunables with_misfit(bool enabled) {
+  SchedTunables tunables;
+  tunables.misfit_migration = enabled;
+  return tunables;
+}
+
+class MisfitTest : public ::testing::Test, public SchedHarness {
+ protected:
+  explicit MisfitTest(bool enabled = true, const std::string& placement = "mainline")
+      : SchedHarness(with_misfit(enabled), placement) {}
+
+  SimTime tick() const { return sched_.tunables().tick_ns; }
+  // A fair task that may run anywhere, started on silver CPU 1 with `work_ref_ns` of work.
+  int hog_on_cpu1(std::int64_t work_ref_ns = 10'000 * kMillisecond) {
+    const int tid = spawn(fair_params("hog", 0, only(1)), work_ref_ns, 1);
+    sched_.task_for_update(tid).params.affinity = 0;
+    return tid;
+  }
+  // Whether the task's utilisation fits CPU 1 with the kernel's margin.
+  bool fits_cpu1(int tid) const {
+    return MainlinePlacement::fits_capacity(sched_.task_util(tid), sched_.capacity_of(1));
+  }
+  // Runs tick by tick until the task stops fitting CPU 1; returns that tick's time.
+  SimTime run_until_misfit(int tid) {
+    SimTime at = 0;
+    while (fits_cpu1(tid) && at < 500 * kMillisecond) {
+      at += tick();
+      run_until(at - 1);
+    }
+    return at;
+  }
+};
+
+class MisfitOffTest : public MisfitTest {
+ protected:
+  MisfitOffTest() : MisfitTest(false) {}
+};
+
+class WaltMisfitTest : public MisfitTest {
+ protected:
+  WaltMisfitTest() : MisfitTest(true, "walt") {}
+};
+
+TEST_F(MisfitTest, GrowingTaskMovesToTheFirstIdleGoldCpuAtTheTickItStopsFitting) {
+  // A silver CPU at its maximum frequency gives a task at most 307 of utilisation; it stops
+  // fitting at about 246 (307 / 1.25), after tens of milliseconds. Until then it stays. At the
+  // first tick after, the idle balancer (CPU 0, the first idle CPU) balances the idle CPUs
+  // after itself: silver CPUs 2 and 3 have no more capacity; gold CPU 4 pulls the task by
+  // active balance. One migration and one involuntary switch, counted as a misfit migration.
+  const int hog = hog_on_cpu1();
+  const SimTime misfit_tick = run_until_misfit(hog);
+  ASSERT_LT(misfit_tick, 500 * kMillisecond);
+  EXPECT_GT(misfit_tick, 20 * kMillisecond);
+  EXPECT_EQ(sched_.rq(1).curr, hog);
+  EXPECT_EQ(sched_.misfit_migrations(), 0U);
+  const auto migrations = sched_.migrations();
+  const auto switches = sched_.context_switches();
+  run_until(misfit_tick);
+  EXPECT_EQ(sched_.task(hog).cpu, kGold0);
+  EXPECT_EQ(sched_.misfit_migrations(), 1U);
+  EXPECT_EQ(sched_.migrations(), migrations + 1);
+  EXPECT_EQ(sched_.context_switches(), switches + 1);
+  EXPECT_EQ(sched_.rq(1).curr, -1);  // CPU 1 had nothing else: it goes idle
+  // Gold CPU 4 exits idle and runs it. There it fits until its utilisation passes 80% of the
+  // gold capacity; then it moves once more, to the prime CPU, the largest, where it stays.
+  run_until(misfit_tick + kMillisecond);
+  EXPECT_EQ(sched_.rq(kGold0).curr, hog);
+  run_until(misfit_tick + 20 * kMillisecond);
+  EXPECT_EQ(sched_.rq(kGold0).curr, hog);
+  run_until(misfit_tick + 300 * kMillisecond);
+  EXPECT_EQ(sched_.rq(kPrime).curr, hog);
+  EXPECT_EQ(sched_.misfit_migrations(), 2U);
+  run_until(misfit_tick + 600 * kMillisecond);
+  EXPECT_EQ(sched_.rq(kPrime).curr, hog);
+  EXPECT_EQ(sched_.misfit_migrations(), 2U);
+}
+
+TEST_F(MisfitOffTest, WithoutMisfitMigrationTheTaskStaysOnSilver) {
+  const int hog = hog_on_cpu1();
+  const SimTime misfit_tick = run_until_misfit(hog);
+  ASSERT_LT(misfit_tick, 500 * kMillisecond);
+  run_until(misfit_tick + 100 * kMillisecond);
+  EXPECT_EQ(sched_.rq(1).curr, hog);
+  EXPECT_EQ(sched_.misfit_migrations(), 0U);
+}
+
+TEST_F(MisfitTest, APinnedTaskIsNotMisfit) {
+  // update_misfit_status(): a task allowed on one CPU only is never misfit.
+  const int hog = occupy(1, fair_params("pinned"));
+  run_until(300 * kMillisecond);
+  EXPECT_FALSE(fits_cpu1(hog));
+  EXPECT_EQ(sched_.rq(1).curr, hog);
+  EXPECT_EQ(sched_.misfit_migrations(), 0U);
+}
+
+TEST_F(MisfitTest, OnlyABiggerCpuTakesIt) {
+  // With every gold and prime CPU busy the kick finds no CPU of more capacity (the idle silver
+  // CPUs do not qualify): the task stays on CPU 1 and keeps running.
+  for (int cpu = kGold0; cpu <= kPrime; ++cpu) occupy(cpu, fair_params("big-hog"));
+  const int hog = hog_on_cpu1();
+  const SimTime misfit_tick = run_until_misfit(hog);
+  run_until(misfit_tick + 5 * tick());
+  EXPECT_EQ(sched_.rq(1).curr, hog);
+  EXPECT_EQ(sched_.misfit_migrations(), 0U);
+}
+
+TEST_F(MisfitTest, ABiggerCpuGoingIdlePullsTheMisfitTask) {
+  // Every gold and prime CPU is busy when the task stops fitting; when gold CPU 5's task ends
+  // (between ticks), CPU 5 goes idle, and its new-idle balance queues the active balance of the
+  // misfit task: it moves there at once, before any tick of CPU 1.
+  for (int cpu = kGold0; cpu <= kPrime; ++cpu) {
+    if (cpu != kGold0 + 1) occupy(cpu, fair_params("big-hog"));
+  }
+  const int ends = occupy(kGold0 + 1, fair_params("ends"), 10'000 * kMillisecond);
+  const int hog = hog_on_cpu1();
+  const SimTime misfit_tick = run_until_misfit(hog);
+  run_until(misfit_tick + 1);  // the tick marks it misfit; no CPU of more capacity is idle
+  ASSERT_EQ(sched_.rq(1).curr, hog);
+  const SimTime end_at = misfit_tick + tick() / 2;
+  at(end_at, [this, ends] { sched_.exit(ends); });
+  run_until(end_at);
+  EXPECT_EQ(sched_.task(hog).cpu, kGold0 + 1);
+  EXPECT_EQ(sched_.misfit_migrations(), 1U);
+  EXPECT_EQ(sched_.rq(1).curr, -1);
+  run_until(end_at + kMillisecond);
+  EXPECT_EQ(sched_.rq(kGold0 + 1).curr, hog);
+}
+
+TEST_F(WaltMisfitTest, NotUnderWalt) {
+  // WALT has its own misfit handling (not modelled); mainline's does not run under it.
+  const int hog = hog_on_cpu1();
+  run_until(300 * kMillisecond);
+  EXPECT_EQ(sched_.misfit_migrations(), 0U);
+  EXPECT_NE(sched_.task(hog).cpu, -1);
+}
+
+}  // namespace
+}  // namespace bindersim::sched
