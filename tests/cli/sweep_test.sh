@@ -212,11 +212,16 @@ check "bad runs write no result directory" test ! -e "$TMP/bad-dir"
 expect_error "merge of a missing directory" "$TMP/x.json" merge "$TMP/nosuch" --out "$TMP/x.json"
 expect_error "an unknown subcommand" "$TMP/x.json" nosuch
 
-# --- the shipped sweep -----------------------------------------------------------------------
+# --- the shipped sweeps ----------------------------------------------------------------------
 run sweep expand "$ROOT/sweeps/ctabs-sensitivity.json"
 check "sweeps/ctabs-sensitivity.json expands" test "$rc" -eq 0
 check "it compares fifo, ctabs and ctabs-nudge" \
   test "$(grep -c '"selector":"ctabs-nudge"' "$TMP/out")" -eq "$(($(wc -l <"$TMP/out") / 3))"
+run sweep expand "$ROOT/sweeps/misfit-sensitivity.json"
+check "sweeps/misfit-sensitivity.json expands to 2 x 2 points x 3 selectors x 5 seeds" \
+  test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 60
+check "half of its runs turn misfit migration on" \
+  test "$(grep -cF '["misfit_migration",true]' "$TMP/out")" -eq 30
 
 # --- help ------------------------------------------------------------------------------------
 run sweep --help
