@@ -89,8 +89,9 @@ def steady_state(short, long):
                    short["latency"]["mean_ns"] * short["latency"]["count"])
     result["latency"]["mean_ns"] = latency_sum / (long["latency"]["count"] -
                                                   short["latency"]["count"])
-    for key in result["counters"]:
-        result["counters"][key] = long["counters"][key] - short["counters"][key]
+    for scope in ("counters", "process_counters"):
+        for key in result[scope]:
+            result[scope][key] = long[scope][key] - short[scope][key]
     return result
 
 
@@ -166,6 +167,14 @@ def compare(ref, schd_result, bt_result, bound_factor=1.0):
                       ("cache_misses", "cache_misses")):
         add(f"{name} per call (informative)", counters[key] / calls, bt[name] / bt["calls"], None,
             "info")
+    # The reference does not say whether simpleperf counted the whole system (-a, the rows
+    # above) or the benchmark's processes; the latter view, for information.
+    process = bt_result["process_counters"]
+    for key, name, label in (("migrations", "cpu_migrations", "migrations"),
+                             ("context_switches", "context_switches", "context switches"),
+                             ("cpu_cycles", "cpu_cycles", "cpu_cycles")):
+        add(f"{label} per call, benchmark threads (informative)", process[key] / calls,
+            bt[name] / bt["calls"], None, "info")
     return rows
 
 

@@ -419,7 +419,7 @@ void Driver::on_resume(int tid, int cpu) {
   if (!t.todo.empty()) {
     Transaction& x = txns_[static_cast<std::size_t>(t.todo.front())];
     x.transfer_charged = true;
-    sched_.add_overhead(tid, cost_.transfer(x.payload_cpu, cpu, x.payload_bytes));
+    sched_.add_overhead(tid, cost_.transfer(tid, x.payload_cpu, cpu, x.payload_bytes));
   }
 }
 
@@ -498,7 +498,8 @@ void Driver::take_work(int tid, int txn_id) {
   x.transfer_charged = true;
   t.phase = Phase::kDeliver;
   sched_.run(tid, 0);
-  sched_.add_overhead(tid, cost_.transfer(x.payload_cpu, sched_.task(tid).cpu, x.payload_bytes));
+  sched_.add_overhead(tid,
+                      cost_.transfer(tid, x.payload_cpu, sched_.task(tid).cpu, x.payload_bytes));
 }
 
 void Driver::mark_server(int tid, Transaction& x) {

@@ -20,17 +20,19 @@ CostModel::CostModel(const topology::Topology& topology)
   }
 }
 
-void CostModel::add_task(int tid, std::int64_t working_set_bytes) {
+void CostModel::add_task(int tid, std::int64_t working_set_bytes, bool in_process) {
   const auto index = static_cast<std::size_t>(tid);
   BSIM_CHECK(index <= working_set_.size());
   if (index == working_set_.size()) {
     working_set_.push_back(0);
+    in_process_.push_back(0);
     ws_lines_.push_back(0);
     last_cpu_.push_back(-1);
     stamp_.insert(stamp_.end(), static_cast<std::size_t>(num_cpus_), -1);
   }
   // A new task, or a new task in the slot of an exited one: nothing of it is warm anywhere.
   working_set_[index] = working_set_bytes;
+  in_process_[index] = in_process ? 1 : 0;
   ws_lines_[index] = lines(working_set_bytes);
   last_cpu_[index] = -1;
   std::fill_n(stamp_.begin() + static_cast<std::ptrdiff_t>(index) * num_cpus_, num_cpus_, -1);
@@ -79,6 +81,10 @@ SimTime CostModel::on_switch_in(int tid, int cpu) {
     stall_ns = static_cast<double>(cold_lines) * per_line;
     counters_.cache_refs += static_cast<std::uint64_t>(cold_lines);
     counters_.cache_misses += static_cast<std::uint64_t>(cold_lines);
+    if (in_process_[task] != 0) {
+      process_.counters.cache_refs += static_cast<std::uint64_t>(cold_lines);
+      process_.counters.cache_misses += static_cast<std::uint64_t>(cold_lines);
+    }
   }
   std::int64_t& clock = clock_[static_cast<std::size_t>(cpu)];
   clock += cold_lines * line_bytes_;
@@ -86,10 +92,15 @@ SimTime CostModel::on_switch_in(int tid, int cpu) {
   return static_cast<SimTime>(round_half_away(stall_ns));
 }
 
-SimTime CostModel::transfer(int from_cpu, int to_cpu, std::int64_t bytes) {
+SimTime CostModel::transfer(int tid, int from_cpu, int to_cpu, std::int64_t bytes) {
   const std::int64_t n = lines(bytes);
+  const auto misses = static_cast<std::uint64_t>(from_cpu != to_cpu ? n : 0);
   counters_.cache_refs += static_cast<std::uint64_t>(n);
-  if (from_cpu != to_cpu) counters_.cache_misses += static_cast<std::uint64_t>(n);
+  counters_.cache_misses += misses;
+  if (in_process_[static_cast<std::size_t>(tid)] != 0) {
+    process_.counters.cache_refs += static_cast<std::uint64_t>(n);
+    process_.counters.cache_misses += misses;
+  }
   return static_cast<SimTime>(
       round_half_away(static_cast<double>(n) * topology_.transfer_ns_per_line(from_cpu, to_cpu)));
 }

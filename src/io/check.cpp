@@ -165,6 +165,16 @@ TierFields read_tier(const JsonNode& node) {
   return f;
 }
 
+stats::Counters read_counters(const JsonNode& node) {
+  ObjectReader r(node);
+  stats::Counters counters;
+  for (const CounterField& field : kCounterFields) {
+    counters.*field.member = read_uint(r.required(field.name));
+  }
+  r.finish();
+  return counters;
+}
+
 bool is_fingerprint(const std::string& text) {
   return text.size() == 16 && std::all_of(text.begin(), text.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -372,11 +382,12 @@ ResultDocument read_result(const JsonDocument& document) {
   }
   tiers.finish();
 
-  ObjectReader counters(root.required("counters"));
-  for (const CounterField& field : kCounterFields) {
-    doc.counters.*field.member = read_uint(counters.required(field.name));
+  doc.counters = read_counters(root.required("counters"));
+  // Informative: compared only by --exact (whole documents). Results written before it
+  // existed have none.
+  if (auto process = root.optional("process_counters")) {
+    doc.process_counters = read_counters(*process);
   }
-  counters.finish();
 
   ObjectReader selection(root.required("selection"));
   ObjectReader decisions(selection.required("decisions"));

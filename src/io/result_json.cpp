@@ -19,6 +19,16 @@ constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
 // x rounded to the nearest multiple of 1/scale (IEEE arithmetic only: same on every machine).
 double round_to_scale(double x, double scale) { return std::round(x * scale) / scale; }
 
+ordered_json counters_json(const stats::Counters& counters) {
+  ordered_json j = ordered_json::object();
+  j["cpu_cycles"] = counters.cpu_cycles;
+  j["cache_refs"] = counters.cache_refs;
+  j["cache_misses"] = counters.cache_misses;
+  j["migrations"] = counters.migrations;
+  j["context_switches"] = counters.context_switches;
+  return j;
+}
+
 ordered_json tier_json(const stats::RunResult& result, stats::SchedClass c, stats::Tier t) {
   const stats::Histogram& h = result.tier(c, t);
   ordered_json j = ordered_json::object();
@@ -131,12 +141,8 @@ ordered_json result_to_json(const stats::RunResult& result) {
     for (stats::Tier t : kTiers) cls[std::string(stats::tier_name(t))] = tier_json(result, c, t);
   }
 
-  ordered_json& counters = j["counters"];
-  counters["cpu_cycles"] = result.counters.cpu_cycles;
-  counters["cache_refs"] = result.counters.cache_refs;
-  counters["cache_misses"] = result.counters.cache_misses;
-  counters["migrations"] = result.counters.migrations;
-  counters["context_switches"] = result.counters.context_switches;
+  j["counters"] = counters_json(result.counters);
+  j["process_counters"] = counters_json(result.process_counters);
 
   const stats::SelectionCounts& sel = result.selection;
   ordered_json& selection = j["selection"];

@@ -98,7 +98,7 @@ int Scheduler::create_task(const TaskParams& params) {
   task.util.set(0, now());
   task.runnable.set(0, now());
   task.walt.reset(now(), walt_);
-  cost_.add_task(tid, params.working_set_bytes);
+  cost_.add_task(tid, params.working_set_bytes, params.process >= 0);
   if (auto* tracer = context_.tracer) tracer->task_created(*this, tid);
   return tid;
 }
@@ -345,7 +345,8 @@ void Scheduler::account_running(int cpu) {
   task.times.work += elapsed - stall;
   const std::int64_t work = std::min(task.work_ref_ns, work_for_ns(elapsed - stall, cpu));
   task.work_ref_ns -= work;
-  cost_.on_execute(elapsed, work, current_freq_khz(context_.topology.cluster_of(cpu)));
+  cost_.on_execute(elapsed, work, current_freq_khz(context_.topology.cluster_of(cpu)),
+                   task.params.process >= 0);
   if (!task.is_rt()) {
     const SimTime delta = now() - task.exec_start;
     // Nice-0 tasks (weight 1024) advance at wall speed: the same value without a division.
@@ -438,6 +439,7 @@ void Scheduler::place_on_cpu(Task& task, int cpu) {
     if (task.cpu >= 0) {
       if (auto* tracer = context_.tracer) tracer->sched_migrate(*this, task.tid, cpu);
       ++migrations_;
+      if (task.params.process >= 0) ++process_migrations_;
       if (!task.is_rt()) task.vruntime += q(cpu).min_vruntime - q(task.cpu).min_vruntime;
       detach_signals(task);
     }
@@ -573,7 +575,7 @@ void Scheduler::schedule_cpu(int cpu) {
     }
     if (!p.is_rt()) p.enqueue_seq = next_enqueue_seq_++;
     update_pelt(p);
-    ++context_switches_;  // involuntary: prev was preempted
+    count_switch_out(p);  // involuntary: prev was preempted
     switch_in(cpu, next);
     if (t(prev).watch_switches) owner_->on_switch(prev, false);
     return;
@@ -885,7 +887,7 @@ void Scheduler::switch_out(int tid, TaskState state) {
     free_tids_.push_back(tid);
   }
   q(cpu).curr = -1;
-  ++context_switches_;
+  count_switch_out(task);
   schedule_cpu(cpu);
   update_frequency(context_.topology.cluster_of(cpu));
   if (t(tid).watch_switches) owner_->on_switch(tid, false);
@@ -1152,7 +1154,7 @@ void Scheduler::active_migrate(int src_cpu, int dst_cpu) {
   src.misfit = false;
   update_pelt(task);
   task.enqueue_seq = next_enqueue_seq_++;
-  ++context_switches_;
+  count_switch_out(task);
   ++misfit_migrations_;
   place_on_cpu(task, dst_cpu);
   enqueue(dst_cpu, tid);

@@ -146,6 +146,9 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   result.counters = cost.counters();
   result.counters.migrations = scheduler.migrations();
   result.counters.context_switches = scheduler.context_switches();
+  result.process_counters = cost.process_counters();
+  result.process_counters.migrations = scheduler.process_migrations();
+  result.process_counters.context_switches = scheduler.process_context_switches();
   result.scheduler = scheduler_stats(scheduler);
   result.selection = selector->counts();
   result.selection.nudges_applied = driver.counters().nudges_applied;

@@ -72,6 +72,14 @@ std::string seeds_list(const std::vector<std::uint64_t>& seeds) {
 
 }  // namespace
 
+void add_counters(stats::Counters& sum, const stats::Counters& run) {
+  sum.cpu_cycles += run.cpu_cycles;
+  sum.cache_refs += run.cache_refs;
+  sum.cache_misses += run.cache_misses;
+  sum.migrations += run.migrations;
+  sum.context_switches += run.context_switches;
+}
+
 void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
   pooled.completed += run.completed;
   pooled.simulated_ns += run.simulated_ns;
@@ -82,11 +90,8 @@ void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
       pooled.breakdown[c][t] += run.breakdown[c][t];
     }
   }
-  pooled.counters.cpu_cycles += run.counters.cpu_cycles;
-  pooled.counters.cache_refs += run.counters.cache_refs;
-  pooled.counters.cache_misses += run.counters.cache_misses;
-  pooled.counters.migrations += run.counters.migrations;
-  pooled.counters.context_switches += run.counters.context_switches;
+  add_counters(pooled.counters, run.counters);
+  add_counters(pooled.process_counters, run.process_counters);
   pooled.selection.same_cpu += run.selection.same_cpu;
   pooled.selection.same_cluster += run.selection.same_cluster;
   pooled.selection.other += run.selection.other;

@@ -386,6 +386,7 @@ RunRecord read_run_record(const JsonNode& root) {
   r.seed = document.seed;
   r.completed = document.completed;
   r.counters = document.counters;
+  r.process_counters = document.process_counters;
   r.selection = document.selection;
   r.version = document.version;
   r.fingerprint = parse_fingerprint(document.fingerprint);

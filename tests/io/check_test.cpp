@@ -152,6 +152,25 @@ TEST(ReadResultTest, ReadsWhatTheWriterWrites) {
   EXPECT_EQ(doc.fingerprint, "3f9a0c41d2e7b856");
 }
 
+TEST(ReadResultTest, ProcessCountersAreReadAndMayBeAbsent) {
+  // The process-scope counters come back; a result written before they existed has none, and
+  // reads as zero. A malformed one is an error like any other.
+  RunResult run = schd_dbg_like();
+  run.process_counters.migrations = 12'345;
+  json value = document_of(run);
+  EXPECT_EQ(read(value).process_counters.migrations, 12'345u);
+  value.erase("process_counters");
+  EXPECT_EQ(read(value).process_counters.migrations, 0u);
+  value["process_counters"] = {{"cpu_cycles", 1}};
+  try {
+    read(value);
+    ADD_FAILURE() << "accepted an incomplete process_counters";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("/process_counters"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(ReadResultTest, RejectsAnythingButTheDocumentedLayout) {
   // Each defect is reported with the file and the JSON pointer where it is.
   const json good = document_of(schd_dbg_like());

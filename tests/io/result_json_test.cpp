@@ -48,6 +48,11 @@ RunResult schd_dbg_like() {
                 .cache_misses = 1'078'000'000,
                 .migrations = 922'848,
                 .context_switches = 1'697'000};
+  r.process_counters = {.cpu_cycles = 120'000'000'000,
+                        .cache_refs = 20'000'000'000,
+                        .cache_misses = 1'000'000'000,
+                        .migrations = 800'000,
+                        .context_switches = 1'600'000};
   r.selection = {.same_cpu = 15'000,
                  .same_cluster = 3'000,
                  .other = 1'990,
@@ -74,10 +79,10 @@ std::string to_text(const RunResult& r) {
 TEST(ResultJsonTest, KeysAppearInTheDocumentedOrder) {
   // The written text, parsed back preserving order, has every documented key in order.
   const ordered_json j = ordered_json::parse(to_text(schd_dbg_like()));
-  EXPECT_EQ(keys_of(j),
-            (std::vector<std::string>{"schema", "scenario", "topology", "selector", "placement",
-                                      "seed", "transactions", "latency", "tiers", "counters",
-                                      "selection", "scheduler", "allocator", "provenance"}));
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{
+                            "schema", "scenario", "topology", "selector", "placement", "seed",
+                            "transactions", "latency", "tiers", "counters", "process_counters",
+                            "selection", "scheduler", "allocator", "provenance"}));
   EXPECT_EQ(j["schema"], "bindersim.result/1");
   EXPECT_EQ(keys_of(j["transactions"]),
             (std::vector<std::string>{"completed", "per_second", "failed"}));
@@ -97,9 +102,11 @@ TEST(ResultJsonTest, KeysAppearInTheDocumentedOrder) {
                                           "other_ns"}));
     }
   }
-  EXPECT_EQ(keys_of(j["counters"]),
-            (std::vector<std::string>{"cpu_cycles", "cache_refs", "cache_misses", "migrations",
-                                      "context_switches"}));
+  for (const char* scope : {"counters", "process_counters"}) {
+    EXPECT_EQ(keys_of(j[scope]),
+              (std::vector<std::string>{"cpu_cycles", "cache_refs", "cache_misses", "migrations",
+                                        "context_switches"}));
+  }
   EXPECT_EQ(keys_of(j["selection"]), (std::vector<std::string>{"decisions", "nudges"}));
   EXPECT_EQ(keys_of(j["selection"]["decisions"]),
             (std::vector<std::string>{"same_cpu", "same_cluster", "other", "none_idle"}));
@@ -138,6 +145,8 @@ TEST(ResultJsonTest, ValuesComeFromTheResult) {
   EXPECT_EQ(j["tiers"]["sched_other"]["cross_cluster"]["p99_ns"], 190'000);
   EXPECT_EQ(j["counters"]["cpu_cycles"], 143'150'000'000ULL);
   EXPECT_EQ(j["counters"]["migrations"], 922'848);
+  EXPECT_EQ(j["process_counters"]["cpu_cycles"], 120'000'000'000ULL);
+  EXPECT_EQ(j["process_counters"]["context_switches"], 1'600'000);
   EXPECT_EQ(j["selection"]["decisions"]["none_idle"], 10);
   EXPECT_EQ(j["provenance"]["version"], "0.1.0");
 }

@@ -518,6 +518,32 @@ TEST_F(SchedTest, MigrationsAndContextSwitchesAreCounted) {
   EXPECT_EQ(sched_.context_switches(), 6U);
 }
 
+TEST_F(SchedTest, ProcessCountersCountOnlyThreadsOfProcesses) {
+  // simpleperf stat of a command counts its own threads; -a counts every task. A thread of a
+  // process (TaskParams::process set) counts in both; a task without one only system-wide.
+  TaskParams in_process = fair_params("worker");
+  in_process.process = 0;
+  const int worker = sleeper(1, in_process);
+  const int other = sleeper(2);
+  EXPECT_EQ(sched_.context_switches(), 2U);
+  EXPECT_EQ(sched_.process_context_switches(), 1U);  // the worker blocked
+  sched_.task_for_update(worker).wake_cpu = 5;
+  sched_.task_for_update(other).wake_cpu = 6;
+  wake(worker, WakeContext{});
+  wake(other, WakeContext{});
+  run_for(1 * kMillisecond);
+  EXPECT_EQ(sched_.migrations(), 2U);
+  EXPECT_EQ(sched_.process_migrations(), 1U);
+  EXPECT_EQ(sched_.context_switches(), 4U);
+  EXPECT_EQ(sched_.process_context_switches(), 2U);
+  // Cycles: the worker's runs are part of every CPU's, not all of them.
+  const auto& all = cost_.counters();
+  const auto& process = cost_.process_counters();
+  EXPECT_GT(process.cpu_cycles, 0U);
+  EXPECT_LT(process.cpu_cycles, all.cpu_cycles);
+  EXPECT_LE(process.cache_refs, all.cache_refs);
+}
+
 // --- PELT ----------------------------------------------------------------------------------
 
 TEST(PeltTest, DecayHalvesEvery32Periods) {

@@ -27,7 +27,9 @@ class CostModel {
   explicit CostModel(const topology::Topology& topology);
 
   // Registers task `tid`: a new slot, or the reused slot of an exited task (reset).
-  void add_task(int tid, std::int64_t working_set_bytes);
+  // `in_process`: the task is a thread of one of the scenario's processes; its events are also
+  // counted in process_counters().
+  void add_task(int tid, std::int64_t working_set_bytes, bool in_process);
 
   // `tid` starts running on `cpu`: returns the refill stall in nanoseconds and counts the
   // references and misses it makes.
@@ -35,17 +37,21 @@ class CostModel {
   // Fraction (0..1) of the working set of `tid` still warm on `cpu`.
   double warmth(int tid, int cpu) const;
 
-  // `bytes` written on `from_cpu` are read on `to_cpu`: returns the stall in nanoseconds.
-  SimTime transfer(int from_cpu, int to_cpu, std::int64_t bytes);
+  // `bytes` written on `from_cpu` are read by `tid` on `to_cpu`: returns the stall in
+  // nanoseconds.
+  SimTime transfer(int tid, int from_cpu, int to_cpu, std::int64_t bytes);
 
   // A CPU running at `freq_khz` executed for `ns` nanoseconds, of which `work_ref_ns` were
   // reference work (the rest stalls and overheads): counts cycles and the references/misses
-  // of steady-state work.
+  // of steady-state work, also in process_counters() when the running task is `in_process`.
   // Called for every accounted segment: defined inline below so that the scheduler's call
   // compiles to straight-line code.
-  void on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz);
+  void on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz, bool in_process);
 
+  // Cycles, references and misses of every CPU (simpleperf stat -a), and of the threads of the
+  // scenario's processes only (simpleperf stat of a command: it and its children).
   const stats::Counters& counters() const { return counters_; }
+  const stats::Counters& process_counters() const { return process_.counters; }
 
  private:
   std::int64_t lines(std::int64_t bytes) const;
@@ -65,9 +71,20 @@ class CostModel {
   std::vector<int> last_cpu_;              // per task, -1 before it ran
   std::vector<std::int64_t> stamp_;        // per task x cpu: clock after its last run; -1 never
   std::vector<std::int64_t> clock_;        // per cpu: bytes brought in so far
+  std::vector<char> in_process_;           // per task
   stats::Counters counters_;
   double refs_fraction_ = 0;  // fractional references carried between calls
   double misses_fraction_ = 0;
+  // The same for the process threads, with their own fractions.
+  struct Scope {
+    stats::Counters counters;
+    double refs_fraction = 0;
+    double misses_fraction = 0;
+  } process_;
+  // Adds `cycles` and `refs` references of steady work (with their misses) to `counters`,
+  // carrying the fractional parts in `refs_fraction` and `misses_fraction`.
+  void count_steady(stats::Counters& counters, double& refs_fraction, double& misses_fraction,
+                    std::uint64_t cycles, double refs) const;
 };
 
 // llround(x) for finite |x| < 2^63 without the library call: x - trunc(x) is exact in
@@ -79,31 +96,44 @@ inline std::int64_t round_half_away(double x) {
   return x < 0 ? -rounded : rounded;
 }
 
-inline void CostModel::on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz) {
+inline void CostModel::count_steady(stats::Counters& counters, double& refs_fraction,
+                                    double& misses_fraction, std::uint64_t cycles,
+                                    double refs) const {
+  counters.cpu_cycles += cycles;
+  // floor(x) for 0 <= x < 2^63 is the truncation, without the library call that baseline
+  // x86-64 makes for std::floor. The whole parts are counted from their integer form (the
+  // same value: a double of 2^53 or more is an integer already).
+  refs_fraction += refs;
+  const auto whole = static_cast<std::int64_t>(refs_fraction);
+  const auto whole_refs = static_cast<double>(whole);
+  refs_fraction -= whole_refs;
+  counters.cache_refs += static_cast<std::uint64_t>(whole);
+  misses_fraction += whole_refs * base_miss_ratio_;
+  const auto misses = static_cast<std::int64_t>(misses_fraction);
+  misses_fraction -= static_cast<double>(misses);
+  counters.cache_misses += static_cast<std::uint64_t>(misses);
+}
+
+inline void CostModel::on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz,
+                                  bool in_process) {
   if (ns <= 0) return;
   // cycles = ns x kHz / 10^6, exact: in 64 bits when the product fits (always, for spans
   // below about an hour), else in 128 bits. A 64-bit division by a constant is a multiply; a
   // 128-bit one is a library call.
+  std::uint64_t cycles = 0;
   std::uint64_t product = 0;
   if (!__builtin_mul_overflow(static_cast<std::uint64_t>(ns), static_cast<std::uint64_t>(freq_khz),
                               &product)) {
-    counters_.cpu_cycles += product / 1'000'000U;
+    cycles = product / 1'000'000U;
   } else {
-    const Uint128 cycles = static_cast<Uint128>(ns) * static_cast<Uint128>(freq_khz) / 1'000'000U;
-    counters_.cpu_cycles += static_cast<std::uint64_t>(cycles);
+    cycles = static_cast<std::uint64_t>(static_cast<Uint128>(ns) * static_cast<Uint128>(freq_khz) /
+                                        1'000'000U);
   }
-  // floor(x) for 0 <= x < 2^63 is the truncation, without the library call that baseline
-  // x86-64 makes for std::floor. The whole parts are counted from their integer form (the
-  // same value: a double of 2^53 or more is an integer already).
-  refs_fraction_ += static_cast<double>(work_ref_ns) / 1000.0 * cache_refs_per_ref_us_;
-  const auto refs = static_cast<std::int64_t>(refs_fraction_);
-  const auto whole_refs = static_cast<double>(refs);
-  refs_fraction_ -= whole_refs;
-  counters_.cache_refs += static_cast<std::uint64_t>(refs);
-  misses_fraction_ += whole_refs * base_miss_ratio_;
-  const auto misses = static_cast<std::int64_t>(misses_fraction_);
-  misses_fraction_ -= static_cast<double>(misses);
-  counters_.cache_misses += static_cast<std::uint64_t>(misses);
+  const double refs = static_cast<double>(work_ref_ns) / 1000.0 * cache_refs_per_ref_us_;
+  count_steady(counters_, refs_fraction_, misses_fraction_, cycles, refs);
+  if (in_process) {
+    count_steady(process_.counters, process_.refs_fraction, process_.misses_fraction, cycles, refs);
+  }
 }
 
 }  // namespace bindersim::cost

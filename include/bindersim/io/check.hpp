@@ -57,6 +57,7 @@ struct ResultDocument {
   // Indexed by stats::SchedClass, then stats::Tier.
   std::array<std::array<TierFields, stats::kNumTiers>, stats::kNumSchedClasses> tiers{};
   stats::Counters counters;
+  stats::Counters process_counters;  // zero in results written before they existed
   stats::SelectionCounts selection;
   std::string version;
   std::string fingerprint;  // 16 lowercase hex digits

@@ -251,8 +251,12 @@ class Scheduler final : public engine::EventHandler {
   double mean_freq_khz(int cluster) const;
   const SchedTunables& tunables() const { return tunables_; }
 
+  // Every task's migrations and switches out (simpleperf stat -a), and those of the threads of
+  // the scenario's processes (TaskParams::process set: simpleperf stat of a command).
   std::uint64_t migrations() const { return migrations_; }
   std::uint64_t context_switches() const { return context_switches_; }
+  std::uint64_t process_migrations() const { return process_migrations_; }
+  std::uint64_t process_context_switches() const { return process_context_switches_; }
   std::uint64_t newidle_pulls() const { return newidle_pulls_; }
   std::uint64_t balance_pulls() const { return balance_pulls_; }
   // Running tasks moved by active balance because they did not fit their CPU.
@@ -352,6 +356,13 @@ class Scheduler final : public engine::EventHandler {
   std::uint64_t next_enqueue_seq_ = 0;
   std::uint64_t migrations_ = 0;
   std::uint64_t context_switches_ = 0;
+  std::uint64_t process_migrations_ = 0;
+  std::uint64_t process_context_switches_ = 0;
+  // A context switch away from `task` (perf's context-switches event counts the outgoing task).
+  void count_switch_out(const Task& task) {
+    ++context_switches_;
+    if (task.params.process >= 0) ++process_context_switches_;
+  }
   std::uint64_t newidle_pulls_ = 0;
   std::uint64_t balance_pulls_ = 0;
   std::uint64_t misfit_migrations_ = 0;

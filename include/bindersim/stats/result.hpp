@@ -137,7 +137,8 @@ struct RunResult {
   Histogram latency;  // round trip of every two-way call, nanoseconds
   std::array<std::array<Histogram, kNumTiers>, kNumSchedClasses> tiers;
 
-  Counters counters;
+  Counters counters;          // every CPU and task (simpleperf stat -a)
+  Counters process_counters;  // the threads of the scenario's processes (simpleperf stat CMD)
   SelectionCounts selection;
   SchedulerStats scheduler;
   AllocatorStats allocator;
