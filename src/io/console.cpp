@@ -196,14 +196,18 @@ void print_binder_throughput(const stats::RunResult& result, int workers, int cl
       "128-bucket midpoints: 50%: {}ms 90%: {}ms 95%: {}ms 99%: {}ms\n",
       ms_value(legacy_bucket_midpoint_ns(h, 0.50)), ms_value(legacy_bucket_midpoint_ns(h, 0.90)),
       ms_value(legacy_bucket_midpoint_ns(h, 0.95)), ms_value(legacy_bucket_midpoint_ns(h, 0.99)));
-  const auto& c = result.counters;
   const double calls = std::max<double>(1.0, static_cast<double>(result.completed));
-  out << fmt::format(
-      "counters: cpu-cycles {} | cache-references {} | cache-misses {} | cpu-migrations {} | "
-      "context-switches {} | per call: {:.0f} cycles, {:.2f} migrations, {:.2f} switches\n",
-      grouped(c.cpu_cycles), grouped(c.cache_refs), grouped(c.cache_misses), grouped(c.migrations),
-      grouped(c.context_switches), static_cast<double>(c.cpu_cycles) / calls,
-      static_cast<double>(c.migrations) / calls, static_cast<double>(c.context_switches) / calls);
+  // simpleperf stat -a, then simpleperf stat of the benchmark command.
+  for (const auto& [label, c] : {std::pair{"counters (all tasks)", &result.counters},
+                                 std::pair{"counters (benchmark)", &result.process_counters}}) {
+    out << fmt::format(
+        "{}: cpu-cycles {} | cache-references {} | cache-misses {} | cpu-migrations {} | "
+        "context-switches {} | per call: {:.0f} cycles, {:.2f} migrations, {:.2f} switches\n",
+        label, grouped(c->cpu_cycles), grouped(c->cache_refs), grouped(c->cache_misses),
+        grouped(c->migrations), grouped(c->context_switches),
+        static_cast<double>(c->cpu_cycles) / calls, static_cast<double>(c->migrations) / calls,
+        static_cast<double>(c->context_switches) / calls);
+  }
 }
 
 void print_comparison(std::span<const stats::RunResult> results, std::ostream& out) {

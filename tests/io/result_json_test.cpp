@@ -427,6 +427,30 @@ TEST(ConsoleTest, BreakdownBlockShowsTheMeansOfTiersWithCalls) {
   EXPECT_EQ(other.size(), columns.size());
 }
 
+TEST(ConsoleTest, BinderThroughputTermsAndBothCounterScopes) {
+  // The schd-dbg-like run read as binderThroughputTest with 8 workers and 8 clients: 2,500
+  // iterations each in 4 s is 5,000 iterations per sec; the averages and the true percentiles
+  // in ms; the older tool's bucket midpoints (p50 130 us in the first bucket: 0.195 ms); then
+  // the counters of every task and of the benchmark's threads, per call as well.
+  std::ostringstream out;
+  print_binder_throughput(schd_dbg_like(), 8, 8, out);
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 7u) << out.str();
+  EXPECT_EQ(lines[0], "binderThroughputTest terms (8 workers, 2,500 iterations each)");
+  EXPECT_EQ(lines[1], "iterations per sec: 5000.0");
+  EXPECT_TRUE(contains(lines[2], "worst: 0.190ms best: 0.089ms")) << lines[2];
+  EXPECT_TRUE(contains(lines[4], "50%: 0.195ms")) << lines[4];
+  EXPECT_EQ(lines[5].rfind("counters (all tasks): cpu-cycles 143,150,000,000 |", 0), 0u)
+      << lines[5];
+  EXPECT_TRUE(contains(lines[5], "cpu-migrations 922,848"));
+  EXPECT_TRUE(contains(lines[5], "per call: 7157500 cycles, 46.14 migrations, 84.85 switches"))
+      << lines[5];
+  EXPECT_EQ(lines[6].rfind("counters (benchmark): cpu-cycles 120,000,000,000 |", 0), 0u)
+      << lines[6];
+  EXPECT_TRUE(contains(lines[6], "per call: 6000000 cycles, 40.00 migrations, 80.00 switches"))
+      << lines[6];
+}
+
 TEST(ConsoleTest, NoBreakdownBlockWithoutCalls) {
   // A run without calls prints no breakdown block.
   std::ostringstream out;
