@@ -82,8 +82,8 @@ SimTime CostModel::on_switch_in(int tid, int cpu) {
     counters_.cache_refs += static_cast<std::uint64_t>(cold_lines);
     counters_.cache_misses += static_cast<std::uint64_t>(cold_lines);
     if (in_process_[task] != 0) {
-      process_.counters.cache_refs += static_cast<std::uint64_t>(cold_lines);
-      process_.counters.cache_misses += static_cast<std::uint64_t>(cold_lines);
+      process_.cache_refs += static_cast<std::uint64_t>(cold_lines);
+      process_.cache_misses += static_cast<std::uint64_t>(cold_lines);
     }
   }
   std::int64_t& clock = clock_[static_cast<std::size_t>(cpu)];
@@ -92,14 +92,26 @@ SimTime CostModel::on_switch_in(int tid, int cpu) {
   return static_cast<SimTime>(round_half_away(stall_ns));
 }
 
+stats::Counters CostModel::process_counters() const {
+  stats::Counters out = process_;
+  // The references of the steady work summed, then their misses, as on_execute() counts them
+  // (truncated: its carried fractions keep the system-wide sums within one of the same).
+  const double refs = static_cast<double>(process_work_ref_ns_) / 1000.0 * cache_refs_per_ref_us_;
+  const auto whole_refs = static_cast<std::uint64_t>(refs);
+  out.cache_refs += whole_refs;
+  out.cache_misses +=
+      static_cast<std::uint64_t>(static_cast<double>(whole_refs) * base_miss_ratio_);
+  return out;
+}
+
 SimTime CostModel::transfer(int tid, int from_cpu, int to_cpu, std::int64_t bytes) {
   const std::int64_t n = lines(bytes);
   const auto misses = static_cast<std::uint64_t>(from_cpu != to_cpu ? n : 0);
   counters_.cache_refs += static_cast<std::uint64_t>(n);
   counters_.cache_misses += misses;
   if (in_process_[static_cast<std::size_t>(tid)] != 0) {
-    process_.counters.cache_refs += static_cast<std::uint64_t>(n);
-    process_.counters.cache_misses += misses;
+    process_.cache_refs += static_cast<std::uint64_t>(n);
+    process_.cache_misses += misses;
   }
   return static_cast<SimTime>(
       round_half_away(static_cast<double>(n) * topology_.transfer_ns_per_line(from_cpu, to_cpu)));

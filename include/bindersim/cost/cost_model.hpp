@@ -51,7 +51,7 @@ class CostModel {
   // Cycles, references and misses of every CPU (simpleperf stat -a), and of the threads of the
   // scenario's processes only (simpleperf stat of a command: it and its children).
   const stats::Counters& counters() const { return counters_; }
-  const stats::Counters& process_counters() const { return process_.counters; }
+  stats::Counters process_counters() const;
 
  private:
   std::int64_t lines(std::int64_t bytes) const;
@@ -75,16 +75,10 @@ class CostModel {
   stats::Counters counters_;
   double refs_fraction_ = 0;  // fractional references carried between calls
   double misses_fraction_ = 0;
-  // The same for the process threads, with their own fractions.
-  struct Scope {
-    stats::Counters counters;
-    double refs_fraction = 0;
-    double misses_fraction = 0;
-  } process_;
-  // Adds `cycles` and `refs` references of steady work (with their misses) to `counters`,
-  // carrying the fractional parts in `refs_fraction` and `misses_fraction`.
-  void count_steady(stats::Counters& counters, double& refs_fraction, double& misses_fraction,
-                    std::uint64_t cycles, double refs) const;
+  // The process threads' cycles and refill and transfer references and misses; their steady
+  // work is summed and turned into references and misses when asked (process_counters()).
+  stats::Counters process_;
+  std::int64_t process_work_ref_ns_ = 0;
 };
 
 // llround(x) for finite |x| < 2^63 without the library call: x - trunc(x) is exact in
@@ -94,24 +88,6 @@ inline std::int64_t round_half_away(double x) {
   const auto whole = static_cast<std::int64_t>(magnitude);
   const std::int64_t rounded = whole + (magnitude - static_cast<double>(whole) >= 0.5 ? 1 : 0);
   return x < 0 ? -rounded : rounded;
-}
-
-inline void CostModel::count_steady(stats::Counters& counters, double& refs_fraction,
-                                    double& misses_fraction, std::uint64_t cycles,
-                                    double refs) const {
-  counters.cpu_cycles += cycles;
-  // floor(x) for 0 <= x < 2^63 is the truncation, without the library call that baseline
-  // x86-64 makes for std::floor. The whole parts are counted from their integer form (the
-  // same value: a double of 2^53 or more is an integer already).
-  refs_fraction += refs;
-  const auto whole = static_cast<std::int64_t>(refs_fraction);
-  const auto whole_refs = static_cast<double>(whole);
-  refs_fraction -= whole_refs;
-  counters.cache_refs += static_cast<std::uint64_t>(whole);
-  misses_fraction += whole_refs * base_miss_ratio_;
-  const auto misses = static_cast<std::int64_t>(misses_fraction);
-  misses_fraction -= static_cast<double>(misses);
-  counters.cache_misses += static_cast<std::uint64_t>(misses);
 }
 
 inline void CostModel::on_execute(SimTime ns, std::int64_t work_ref_ns, std::int64_t freq_khz,
@@ -129,10 +105,22 @@ inline void CostModel::on_execute(SimTime ns, std::int64_t work_ref_ns, std::int
     cycles = static_cast<std::uint64_t>(static_cast<Uint128>(ns) * static_cast<Uint128>(freq_khz) /
                                         1'000'000U);
   }
-  const double refs = static_cast<double>(work_ref_ns) / 1000.0 * cache_refs_per_ref_us_;
-  count_steady(counters_, refs_fraction_, misses_fraction_, cycles, refs);
+  counters_.cpu_cycles += cycles;
+  // floor(x) for 0 <= x < 2^63 is the truncation, without the library call that baseline
+  // x86-64 makes for std::floor. The whole parts are counted from their integer form (the
+  // same value: a double of 2^53 or more is an integer already).
+  refs_fraction_ += static_cast<double>(work_ref_ns) / 1000.0 * cache_refs_per_ref_us_;
+  const auto refs = static_cast<std::int64_t>(refs_fraction_);
+  const auto whole_refs = static_cast<double>(refs);
+  refs_fraction_ -= whole_refs;
+  counters_.cache_refs += static_cast<std::uint64_t>(refs);
+  misses_fraction_ += whole_refs * base_miss_ratio_;
+  const auto misses = static_cast<std::int64_t>(misses_fraction_);
+  misses_fraction_ -= static_cast<double>(misses);
+  counters_.cache_misses += static_cast<std::uint64_t>(misses);
   if (in_process) {
-    count_steady(process_.counters, process_.refs_fraction, process_.misses_fraction, cycles, refs);
+    process_.cpu_cycles += cycles;
+    process_work_ref_ns_ += work_ref_ns;
   }
 }
 
