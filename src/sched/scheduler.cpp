@@ -1074,28 +1074,31 @@ void Scheduler::update_misfit_status(int cpu) {
   r.misfit = !MainlinePlacement::fits_capacity(task_util(r.curr), capacity_of(cpu));
 }
 
-// Whether `dst_cpu` may take the misfit task running on `src_cpu`: balancing is active (a misfit
-// task overutilises its CPU, so it is under EAS as well), `dst_cpu` has clearly more capacity
-// (capacity_greater(): 5% margin, as update_sd_pick_busiest() asks of a misfit group), the task
-// may run there and can be preempted, and the placement lets the balance pull.
+// Whether `dst_cpu` may take the misfit task running on `src_cpu`: `dst_cpu` has clearly more
+// capacity (capacity_greater(): 5% margin, as update_sd_pick_busiest() asks of a misfit group),
+// the task is still a fair task (the status is refreshed only at pick and tick, and the
+// stopper's detach_one_task() moves only fair tasks), may run there and can be preempted, and
+// the placement lets the balance pull.
 bool Scheduler::may_take_misfit(int src_cpu, int dst_cpu, BalanceKind kind) const {
   const RunQueue& src = rq(src_cpu);
   if (!src.misfit || src.curr < 0 || src_cpu == dst_cpu) return false;
   const Task& task = tasks_[static_cast<std::size_t>(src.curr)];
-  return task.preempt_count == 0 && task.allowed_on(dst_cpu) &&
+  return !task.is_rt() && task.preempt_count == 0 && task.allowed_on(dst_cpu) &&
          capacity_of(dst_cpu) * 1024.0 > context_.topology.capacity(src_cpu) * 1078.0 &&
          placement_.may_pull(*this, src_cpu, dst_cpu, kind);
 }
 
-// nohz_balancer_kick() with check_misfit_status(): a misfit task on a CPU clearly smaller than
-// the largest (capacity_greater()) kicks the idle balancer. The kicked CPU (the first idle one)
+// nohz_balancer_kick() with check_misfit_status(): a misfit task on a CPU smaller than the
+// largest, or one whose capacity RT tasks have cut by more than the domain's imbalance_pct
+// (check_cpu_capacity(): 117%), kicks the idle balancer. The kicked CPU (the first idle one)
 // balances every idle CPU, starting after itself; the first of them that may take the task pulls it
 // by active balance (the stopper of the task's CPU preempts it), then wakes up to run it.
 void Scheduler::kick_misfit_balance(int cpu) {
   const RunQueue& r = q(cpu);
-  const double max_capacity = context_.topology.max_capacity();
-  if (!r.misfit || max_capacity * 1024.0 <= context_.topology.capacity(cpu) * 1078.0 ||
-      !balancing_active()) {
+  const double capacity_orig = context_.topology.capacity(cpu);
+  const bool can_help = capacity_orig < context_.topology.max_capacity() ||
+                        capacity_of(cpu) * 117.0 < capacity_orig * 100.0;
+  if (!r.misfit || !can_help || !balancing_active()) {
     return;
   }
   int ilb = 0;
@@ -1132,6 +1135,9 @@ bool Scheduler::pull_misfit_task(int cpu) {
   if (src < 0) return false;
   const int tid = q(src).curr;
   active_migrate(src, cpu);
+  // The stopper moves the task within microseconds, before this CPU settles into a deeper
+  // idle state than WFI: it pays the IPI and WFI's exit.
+  q(cpu).idle_state = 0;
   check_preempt(cpu, tid, src);
   return true;
 }

@@ -114,7 +114,10 @@ stats::SchedulerStats read_scheduler(const JsonNode& node) {
   scheduler.frequency_changes = read_count(reader.required("frequency_changes"));
   scheduler.newidle_pulls = read_count(reader.required("newidle_pulls"));
   scheduler.balance_pulls = read_count(reader.required("balance_pulls"));
-  scheduler.misfit_migrations = read_count(reader.required("misfit_migrations"));
+  // Records written before misfit migration was modelled have none.
+  if (auto misfit = reader.optional("misfit_migrations")) {
+    scheduler.misfit_migrations = read_count(*misfit);
+  }
   reader.finish();
   return scheduler;
 }

@@ -26,8 +26,9 @@ SchedTunables with_misfit(bool enabled) {
 
 class MisfitTest : public ::testing::Test, public SchedHarness {
  protected:
-  explicit MisfitTest(bool enabled = true, const std::string& placement = "mainline")
-      : SchedHarness(with_misfit(enabled), placement) {}
+  explicit MisfitTest(bool enabled = true, const std::string& placement = "mainline",
+                      IdleStates idle_states = IdleStates::kWfiOnly)
+      : SchedHarness(with_misfit(enabled), placement, idle_states) {}
 
   SimTime tick() const { return sched_.tunables().tick_ns; }
   // A fair task that may run anywhere, started on silver CPU 1 with `work_ref_ns` of work.
@@ -54,6 +55,12 @@ class MisfitTest : public ::testing::Test, public SchedHarness {
 class MisfitOffTest : public MisfitTest {
  protected:
   MisfitOffTest() : MisfitTest(false) {}
+};
+
+// Every idle state of the SA8155P: a gold CPU with no timer armed would power down.
+class MisfitIdleTest : public MisfitTest {
+ protected:
+  MisfitIdleTest() : MisfitTest(true, "mainline", IdleStates::kAll) {}
 };
 
 class WaltMisfitTest : public MisfitTest {
@@ -142,16 +149,61 @@ TEST_F(MisfitTest, ABiggerCpuGoingIdlePullsTheMisfitTask) {
   EXPECT_EQ(sched_.task(hog).cpu, kGold0 + 1);
   EXPECT_EQ(sched_.misfit_migrations(), 1U);
   EXPECT_EQ(sched_.rq(1).curr, -1);
-  run_until(end_at + kMillisecond);
+  // It arrives before CPU 5 settles deeper than WFI: the IPI and WFI's exit, a few us.
+  run_until(end_at + 10 * kMicrosecond);
+  EXPECT_EQ(sched_.rq(kGold0 + 1).curr, hog);
+}
+
+TEST_F(MisfitIdleTest, TheCpuThatPullsPaysOnlyWfiExit) {
+  // The CPU going idle queues the active balance before it settles into an idle state: the task
+  // arrives within microseconds, so it pays the IPI and WFI's exit, not a power-down exit
+  // (1461 us on gold), although with no timer armed the governor would pick power-down.
+  for (int cpu = kGold0; cpu <= kPrime; ++cpu) {
+    if (cpu != kGold0 + 1) occupy(cpu, fair_params("big-hog"));
+  }
+  const int ends = occupy(kGold0 + 1, fair_params("ends"));
+  const int hog = hog_on_cpu1();
+  const SimTime misfit_tick = run_until_misfit(hog);
+  run_until(misfit_tick + 1);
+  ASSERT_TRUE(sched_.rq(1).misfit);
+  const SimTime end_at = misfit_tick + tick() / 2;
+  at(end_at, [this, ends] { sched_.exit(ends); });
+  run_until(end_at);
+  ASSERT_EQ(sched_.task(hog).cpu, kGold0 + 1);
+  EXPECT_EQ(sched_.rq(kGold0 + 1).idle_state, 0);
+  run_until(end_at + 10 * kMicrosecond);
   EXPECT_EQ(sched_.rq(kGold0 + 1).curr, hog);
 }
 
 TEST_F(WaltMisfitTest, NotUnderWalt) {
-  // WALT has its own misfit handling (not modelled); mainline's does not run under it.
+  // WALT has its own misfit handling (not modelled); mainline's does not run under it: the
+  // status is never set, whatever the task's utilisation.
   const int hog = hog_on_cpu1();
   run_until(300 * kMillisecond);
+  EXPECT_FALSE(fits_cpu1(hog));
+  EXPECT_FALSE(sched_.rq(1).misfit);
   EXPECT_EQ(sched_.misfit_migrations(), 0U);
-  EXPECT_NE(sched_.task(hog).cpu, -1);
+}
+
+TEST_F(MisfitTest, ATaskThatBecameRtIsNotMoved) {
+  // A misfit task whose class turns RT while it runs (binder's priority inheritance does this)
+  // keeps its CPU: the stopper moves fair tasks only. Gold CPU 5 goes idle after that and
+  // takes nothing; the task stays on CPU 1.
+  for (int cpu = kGold0; cpu <= kPrime; ++cpu) {
+    if (cpu != kGold0 + 1) occupy(cpu, fair_params("big-hog"));
+  }
+  const int ends = occupy(kGold0 + 1, fair_params("ends"));
+  const int hog = hog_on_cpu1();
+  const SimTime misfit_tick = run_until_misfit(hog);
+  run_until(misfit_tick + 1);
+  ASSERT_TRUE(sched_.rq(1).misfit);
+  sched_.set_attributes(hog, Policy::kFifo, 0, 50);
+  const SimTime end_at = misfit_tick + tick() / 2;
+  at(end_at, [this, ends] { sched_.exit(ends); });
+  run_until(end_at + kMillisecond);
+  EXPECT_EQ(sched_.task(hog).cpu, 1);
+  EXPECT_EQ(sched_.rq(1).curr, hog);
+  EXPECT_EQ(sched_.misfit_migrations(), 0U);
 }
 
 }  // namespace
