@@ -50,6 +50,27 @@ class MisfitTest : public ::testing::Test, public SchedHarness {
     }
     return at;
   }
+  // Every gold and prime CPU busy, a hog on CPU 1 just marked misfit at a tick (no CPU of more
+  // capacity idle to kick), and gold CPU 5's task set to exit half a tick later. Returns the
+  // hog and that exit time; the caller runs on.
+  struct PendingPull {
+    int hog = -1;
+    SimTime gold5_idle_at = 0;
+  };
+  PendingPull misfit_hog_while_gold5_ends() {
+    for (int cpu = kGold0; cpu <= kPrime; ++cpu) {
+      if (cpu != kGold0 + 1) occupy(cpu, fair_params("big-hog"));
+    }
+    const int ends = occupy(kGold0 + 1, fair_params("ends"));
+    const int hog = hog_on_cpu1();
+    const SimTime misfit_tick = run_until_misfit(hog);
+    run_until(misfit_tick + 1);
+    EXPECT_TRUE(sched_.rq(1).misfit);
+    EXPECT_EQ(sched_.rq(1).curr, hog);
+    const SimTime end_at = misfit_tick + tick() / 2;
+    at(end_at, [this, ends] { sched_.exit(ends); });
+    return {hog, end_at};
+  }
 };
 
 class MisfitOffTest : public MisfitTest {
@@ -135,16 +156,7 @@ TEST_F(MisfitTest, ABiggerCpuGoingIdlePullsTheMisfitTask) {
   // Every gold and prime CPU is busy when the task stops fitting; when gold CPU 5's task ends
   // (between ticks), CPU 5 goes idle, and its new-idle balance queues the active balance of the
   // misfit task: it moves there at once, before any tick of CPU 1.
-  for (int cpu = kGold0; cpu <= kPrime; ++cpu) {
-    if (cpu != kGold0 + 1) occupy(cpu, fair_params("big-hog"));
-  }
-  const int ends = occupy(kGold0 + 1, fair_params("ends"), 10'000 * kMillisecond);
-  const int hog = hog_on_cpu1();
-  const SimTime misfit_tick = run_until_misfit(hog);
-  run_until(misfit_tick + 1);  // the tick marks it misfit; no CPU of more capacity is idle
-  ASSERT_EQ(sched_.rq(1).curr, hog);
-  const SimTime end_at = misfit_tick + tick() / 2;
-  at(end_at, [this, ends] { sched_.exit(ends); });
+  const auto [hog, end_at] = misfit_hog_while_gold5_ends();
   run_until(end_at);
   EXPECT_EQ(sched_.task(hog).cpu, kGold0 + 1);
   EXPECT_EQ(sched_.misfit_migrations(), 1U);
@@ -158,16 +170,7 @@ TEST_F(MisfitIdleTest, TheCpuThatPullsPaysOnlyWfiExit) {
   // The CPU going idle queues the active balance before it settles into an idle state: the task
   // arrives within microseconds, so it pays the IPI and WFI's exit, not a power-down exit
   // (1461 us on gold), although with no timer armed the governor would pick power-down.
-  for (int cpu = kGold0; cpu <= kPrime; ++cpu) {
-    if (cpu != kGold0 + 1) occupy(cpu, fair_params("big-hog"));
-  }
-  const int ends = occupy(kGold0 + 1, fair_params("ends"));
-  const int hog = hog_on_cpu1();
-  const SimTime misfit_tick = run_until_misfit(hog);
-  run_until(misfit_tick + 1);
-  ASSERT_TRUE(sched_.rq(1).misfit);
-  const SimTime end_at = misfit_tick + tick() / 2;
-  at(end_at, [this, ends] { sched_.exit(ends); });
+  const auto [hog, end_at] = misfit_hog_while_gold5_ends();
   run_until(end_at);
   ASSERT_EQ(sched_.task(hog).cpu, kGold0 + 1);
   EXPECT_EQ(sched_.rq(kGold0 + 1).idle_state, 0);
@@ -189,17 +192,8 @@ TEST_F(MisfitTest, ATaskThatBecameRtIsNotMoved) {
   // A misfit task whose class turns RT while it runs (binder's priority inheritance does this)
   // keeps its CPU: the stopper moves fair tasks only. Gold CPU 5 goes idle after that and
   // takes nothing; the task stays on CPU 1.
-  for (int cpu = kGold0; cpu <= kPrime; ++cpu) {
-    if (cpu != kGold0 + 1) occupy(cpu, fair_params("big-hog"));
-  }
-  const int ends = occupy(kGold0 + 1, fair_params("ends"));
-  const int hog = hog_on_cpu1();
-  const SimTime misfit_tick = run_until_misfit(hog);
-  run_until(misfit_tick + 1);
-  ASSERT_TRUE(sched_.rq(1).misfit);
+  const auto [hog, end_at] = misfit_hog_while_gold5_ends();
   sched_.set_attributes(hog, Policy::kFifo, 0, 50);
-  const SimTime end_at = misfit_tick + tick() / 2;
-  at(end_at, [this, ends] { sched_.exit(ends); });
   run_until(end_at + kMillisecond);
   EXPECT_EQ(sched_.task(hog).cpu, 1);
   EXPECT_EQ(sched_.rq(1).curr, hog);
