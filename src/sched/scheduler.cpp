@@ -63,6 +63,7 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
         asym_capacity_ || context.topology.capacity(cpu) != context.topology.capacity(0);
     llc_size_ += context.topology.shares_cache(0, cpu) ? 1 : 0;
   }
+  misfit_active_ = tunables_.misfit_migration && asym_capacity_ && placement_.migrates_misfit();
   for (int cluster = 0; cluster < context.topology.num_clusters(); ++cluster) {
     const auto& opps = context.topology.frequency_domain(cluster).opps;
     ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
@@ -98,7 +99,7 @@ int Scheduler::create_task(const TaskParams& params) {
   task.util.set(0, now());
   task.runnable.set(0, now());
   task.walt.reset(now(), walt_);
-  cost_.add_task(tid, params.working_set_bytes, params.process >= 0);
+  cost_.add_task(tid, params.working_set_bytes, task.in_process());
   if (auto* tracer = context_.tracer) tracer->task_created(*this, tid);
   return tid;
 }
@@ -346,7 +347,7 @@ void Scheduler::account_running(int cpu) {
   const std::int64_t work = std::min(task.work_ref_ns, work_for_ns(elapsed - stall, cpu));
   task.work_ref_ns -= work;
   cost_.on_execute(elapsed, work, current_freq_khz(context_.topology.cluster_of(cpu)),
-                   task.params.process >= 0);
+                   task.in_process());
   if (!task.is_rt()) {
     const SimTime delta = now() - task.exec_start;
     // Nice-0 tasks (weight 1024) advance at wall speed: the same value without a division.
@@ -439,7 +440,7 @@ void Scheduler::place_on_cpu(Task& task, int cpu) {
     if (task.cpu >= 0) {
       if (auto* tracer = context_.tracer) tracer->sched_migrate(*this, task.tid, cpu);
       ++migrations_;
-      if (task.params.process >= 0) ++process_migrations_;
+      if (task.in_process()) ++process_migrations_;
       if (!task.is_rt()) task.vruntime += q(cpu).min_vruntime - q(task.cpu).min_vruntime;
       detach_signals(task);
     }
@@ -1067,8 +1068,7 @@ void Scheduler::kick_idle_balance(int cpu) {
 void Scheduler::update_misfit_status(int cpu) {
   RunQueue& r = q(cpu);
   r.misfit = false;
-  if (!tunables_.misfit_migration || !asym_capacity_ || !placement_.migrates_misfit()) return;
-  if (r.curr < 0) return;
+  if (!misfit_active_ || r.curr < 0) return;
   const Task& task = t(r.curr);
   if (task.is_rt() || std::popcount(task.params.affinity) == 1) return;
   r.misfit = !MainlinePlacement::fits_capacity(task_util(r.curr), capacity_of(cpu));
@@ -1095,12 +1095,11 @@ bool Scheduler::may_take_misfit(int src_cpu, int dst_cpu, BalanceKind kind) cons
 // by active balance (the stopper of the task's CPU preempts it), then wakes up to run it.
 void Scheduler::kick_misfit_balance(int cpu) {
   const RunQueue& r = q(cpu);
+  if (!r.misfit) return;
   const double capacity_orig = context_.topology.capacity(cpu);
   const bool can_help = capacity_orig < context_.topology.max_capacity() ||
                         capacity_of(cpu) * 117.0 < capacity_orig * 100.0;
-  if (!r.misfit || !can_help || !balancing_active()) {
-    return;
-  }
+  if (!can_help || !balancing_active()) return;
   int ilb = 0;
   while (ilb < num_cpus() && !available_idle_cpu(ilb)) ++ilb;
   if (ilb == num_cpus()) return;
@@ -1121,8 +1120,7 @@ void Scheduler::kick_misfit_balance(int cpu) {
 // avg_idle test) queues the active balance of the misfit task with the most utilisation; the
 // task arrives once this CPU is idle and wakes it. Returns whether a task was pulled.
 bool Scheduler::pull_misfit_task(int cpu) {
-  if (!tunables_.misfit_migration || !balancing_active() ||
-      average_idle(cpu) < tunables_.migration_cost_ns) {
+  if (!misfit_active_ || !balancing_active() || average_idle(cpu) < tunables_.migration_cost_ns) {
     return false;
   }
   int src = -1;

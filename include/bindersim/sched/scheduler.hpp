@@ -344,6 +344,9 @@ class Scheduler final : public engine::EventHandler {
   std::vector<std::int64_t> speed_milli_;
   std::vector<SimTime> busy_ns_;
   bool asym_capacity_ = false;
+  // Misfit migration can happen: asked for, CPUs of different capacities, and a placement
+  // that runs mainline's (computed once).
+  bool misfit_active_ = false;
   int llc_size_ = 0;
   // WALT: tracked only when the placement uses it.
   bool walt_tracking_ = false;
@@ -361,7 +364,7 @@ class Scheduler final : public engine::EventHandler {
   // A context switch away from `task` (perf's context-switches event counts the outgoing task).
   void count_switch_out(const Task& task) {
     ++context_switches_;
-    if (task.params.process >= 0) ++process_context_switches_;
+    if (task.in_process()) ++process_context_switches_;
   }
   std::uint64_t newidle_pulls_ = 0;
   std::uint64_t balance_pulls_ = 0;

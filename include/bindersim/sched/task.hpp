@@ -101,6 +101,8 @@ struct Task {
 
   int prio() const { return prio_of(policy, nice, rt_priority); }
   bool is_rt() const { return policy == Policy::kFifo; }
+  // A thread of one of the scenario's processes (counted in the process-scope counters).
+  bool in_process() const { return params.process >= 0; }
   bool allowed_on(int cpu_id) const {
     return params.affinity == 0 || ((params.affinity >> cpu_id) & 1U) != 0;
   }
