@@ -728,6 +728,14 @@ void Driver::on_work_done(int tid) {
 
 void Driver::on_switch(int tid, bool running) { locks_.on_switch(tid, running); }
 
+void Driver::settle(int tid) {
+  if (locks_.has_claim(tid)) locks_.settle(tid);
+}
+
+void Driver::on_claim_dropped(int tid, int /*lock*/) {
+  th(tid).program.rewind_to(th(tid).claim_step);
+}
+
 void Driver::on_lock_granted(int tid, int /*lock*/) { run_path(tid); }
 
 void Driver::finish_phase(int tid) {
@@ -848,12 +856,13 @@ void Driver::add_free(int tid, int proc, int buffer) {
 // Runs the path's remaining steps until one needs time (work, a lock wait), then, at
 // the end, the phase's action.
 void Driver::run_path(int tid) {
+  if (locks_.has_claim(tid)) locks_.settle(tid);  // the segment that reached the lock is done
   while (!th(tid).program.done()) {
     const Step step = th(tid).program.take();
     switch (step.kind) {
       case Step::Kind::kWork:
         if (step.value == 0) break;
-        sched_.run(tid, step.value);
+        run_work(tid, step.value);
         return;
       case Step::Kind::kLock:
         if (!locks_.acquire(tid, step.lock)) return;  // on_lock_granted() goes on
@@ -887,6 +896,23 @@ void Driver::run_path(int tid) {
   Thread& t = th(tid);
   t.program.clear();
   finish_phase(tid);
+}
+
+// Runs a work step. When the path goes on by taking a free lock and working under it, one
+// segment runs both, with the lock claimed (KernelLocks::claim): one segment end fewer.
+void Driver::run_work(int tid, std::int64_t work_ref_ns) {
+  Thread& t = th(tid);
+  const Step* lock = t.program.peek(0);
+  const Step* locked = t.program.peek(1);
+  if (lock != nullptr && locked != nullptr && lock->kind == Step::Kind::kLock &&
+      locked->kind == Step::Kind::kWork && locked->value > 0 &&
+      locks_.claim(tid, lock->lock, locked->value)) {
+    t.claim_step = t.program.next();
+    sched_.run(tid, work_ref_ns + locked->value);
+    t.program.skip(2);
+    return;
+  }
+  sched_.run(tid, work_ref_ns);
 }
 
 // The best-fit allocation under the lock. Pages not yet resident are installed: with the

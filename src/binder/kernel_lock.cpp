@@ -55,6 +55,7 @@ bool KernelLocks::acquire(int tid, int lock_id) {
   ThreadState& thread = ts(tid);
   BSIM_CHECK(sched_.task(tid).state == TaskState::kRunning);
   BSIM_CHECK_MSG(thread.waiting_for < 0 && lock.owner != tid, "a lock taken twice");
+  settle_claim_on(lock);
   // spin_lock(): preemption is disabled before the first attempt and stays so until unlock.
   if (lock.kind == LockKind::kSpinlock) sched_.preempt_disable(tid);
   const bool free_for_me =
@@ -76,6 +77,7 @@ bool KernelLocks::acquire(int tid, int lock_id) {
 bool KernelLocks::try_acquire(int tid, int lock_id) {
   Lock& lock = lk(lock_id);
   BSIM_CHECK(sched_.task(tid).state == TaskState::kRunning && lock.owner != tid);
+  settle_claim_on(lock);
   if (lock.owner >= 0 || lock.handoff_to >= 0 || !lock.waiters.empty()) {
     ++lock.stats->trylock_failures;
     return false;
@@ -83,6 +85,45 @@ bool KernelLocks::try_acquire(int tid, int lock_id) {
   if (lock.kind == LockKind::kSpinlock) sched_.preempt_disable(tid);
   grant(lock, ts(tid), tid);
   return true;
+}
+
+// --- running through a lock -----------------------------------------------------------------
+
+bool KernelLocks::claim(int tid, int lock_id, std::int64_t locked_work) {
+  Lock& lock = lk(lock_id);
+  BSIM_CHECK(locked_work > 0);
+  if (!free_now(lock) || lock.claimant >= 0 || sched_.task(tid).state != TaskState::kRunning) {
+    return false;
+  }
+  ThreadState& thread = ts(tid);
+  BSIM_CHECK_MSG(thread.claim < 0 && thread.waiting_for < 0, "a second claim");
+  thread.claim = lock_id;
+  thread.claim_locked_work = locked_work;
+  lock.claimant = tid;
+  sched_.task_for_update(tid).runs_ahead = true;
+  return true;
+}
+
+void KernelLocks::settle(int tid) {
+  ThreadState& thread = ts(tid);
+  BSIM_CHECK(thread.claim >= 0);
+  const int lock_id = thread.claim;
+  Lock& lock = lk(lock_id);
+  const std::int64_t locked_work = thread.claim_locked_work;
+  thread.claim = -1;
+  lock.claimant = -1;
+  sched_.task_for_update(tid).runs_ahead = false;
+  BSIM_CHECK_MSG(free_now(lock), "a claimed lock was taken without settling the claim");
+  const std::int64_t left = sched_.remaining_work(tid);
+  if (left > locked_work) {
+    sched_.replace_work(tid, left - locked_work);
+    client_.on_claim_dropped(tid, lock_id);
+    return;
+  }
+  // Taken when the segment's work left was `locked_work`, as acquire() would have then.
+  if (lock.kind == LockKind::kSpinlock) sched_.preempt_disable(tid);
+  grant(lock, thread, tid);
+  lock.owned_since = sched_.now() - sched_.run_time(locked_work - left, sched_.task(tid).cpu);
 }
 
 // `tid` (whose state is `thread`) becomes the owner (a waiter's wait ends here; the caller

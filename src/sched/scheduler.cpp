@@ -791,6 +791,7 @@ void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
     return;
   }
   account_progress(cpu);
+  settle_running(cpu);
   const Task& curr = t(r.curr);
   const SimTime ran = now() - curr.slice_start;
   const SimTime ideal = sched_slice(cpu, curr);
@@ -838,6 +839,12 @@ void Scheduler::replace_work(int tid, std::int64_t work_ref_ns) {
   task.work_ref_ns = work_ref_ns;
   task.has_segment = true;
   if (running) rearm(task.cpu);
+}
+
+std::int64_t Scheduler::remaining_work(int tid) {
+  const Task& task = t(tid);
+  if (task.state == TaskState::kRunning) account_progress(task.cpu);
+  return task.work_ref_ns;
 }
 
 void Scheduler::preempt_disable(int tid) {
@@ -1100,6 +1107,7 @@ void Scheduler::kick_misfit_balance(int cpu) {
   const bool can_help = capacity_orig < context_.topology.max_capacity() ||
                         capacity_of(cpu) * 117.0 < capacity_orig * 100.0;
   if (!can_help || !balancing_active()) return;
+  settle_running(cpu);  // may_take_misfit() reads whether it can be preempted
   int ilb = 0;
   while (ilb < num_cpus() && !available_idle_cpu(ilb)) ++ilb;
   if (ilb == num_cpus()) return;
@@ -1125,6 +1133,8 @@ bool Scheduler::pull_misfit_task(int cpu) {
   }
   int src = -1;
   for (int other = 0; other < num_cpus(); ++other) {
+    if (q(other).misfit)
+      settle_running(other);  // may_take_misfit() reads whether it can be preempted
     if (may_take_misfit(other, cpu, BalanceKind::kNewIdle) &&
         (src < 0 || task_util(q(other).curr) > task_util(q(src).curr))) {
       src = other;
@@ -1202,6 +1212,7 @@ void Scheduler::on_event(const engine::Event& event) {
         request_resched(cpu, r.available_at);
         return;
       }
+      settle_running(cpu);
       if (r.curr >= 0 && t(r.curr).preempt_count > 0) {
         r.need_resched = true;  // preempt_enable() reschedules
         return;

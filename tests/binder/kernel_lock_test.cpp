@@ -33,10 +33,13 @@ Op try_lock() { return Op{Op::Kind::kTryLock, 0}; }
 Op unlock() { return Op{Op::Kind::kUnlock, 0}; }
 
 // A scheduler, one lock, and threads that run scripts of work, lock and unlock, then block.
+// With `run_through`, work followed by taking the lock and working under it runs as one
+// segment with the lock claimed (KernelLocks::claim), as the driver does.
 class LockHarness final : public sched::TaskOwner, public LockClient {
  public:
-  explicit LockHarness(LockKind kind)
-      : topology_(sched::fixture::load_sa8155p()),
+  explicit LockHarness(LockKind kind, bool run_through = false)
+      : run_through_(run_through),
+        topology_(sched::fixture::load_sa8155p()),
         context_(topology_, 1),
         cost_(topology_),
         placement_("mainline"),
@@ -68,14 +71,21 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
       locks_.on_work_done(tid);
       return;
     }
+    settle(tid);
     advance(tid);
   }
   void on_resume(int /*tid*/, int /*cpu*/) override {}
   void on_switch(int tid, bool running) override { locks_.on_switch(tid, running); }
+  void settle(int tid) override {
+    if (locks_.has_claim(tid)) locks_.settle(tid);
+  }
   // LockClient
   void on_lock_granted(int tid, int /*lock*/) override {
     granted_at_[tid] = sched_.now();
     advance(tid);
+  }
+  void on_claim_dropped(int tid, int /*lock*/) override {
+    scripts_.at(tid).next = claim_step_.at(tid);
   }
 
   const LockStats& stats() const { return stats_; }
@@ -87,6 +97,18 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
   bool has_granted(int tid) const { return granted_at_.count(tid) != 0; }
   bool try_failed(int tid) const { return try_failed_.count(tid) != 0; }
   SimTime finished_at(int tid) const { return finished_at_.at(tid); }
+  std::uint64_t events() const { return context_.engine.events_dispatched(); }
+  // Every time recorded, by thread: granted, released, finished (-1: never).
+  std::map<int, std::vector<SimTime>> times() const {
+    std::map<int, std::vector<SimTime>> all;
+    for (const auto& [tid, script] : scripts_) {
+      for (const auto* map : {&granted_at_, &released_at_, &finished_at_}) {
+        const auto it = map->find(tid);
+        all[tid].push_back(it == map->end() ? -1 : it->second);
+      }
+    }
+    return all;
+  }
 
  private:
   struct Script {
@@ -99,6 +121,14 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
       const Op op = s.ops[s.next++];
       switch (op.kind) {
         case Op::Kind::kWork:
+          if (run_through_ && s.next + 1 < s.ops.size() && s.ops[s.next].kind == Op::Kind::kLock &&
+              s.ops[s.next + 1].kind == Op::Kind::kWork && s.ops[s.next + 1].value > 0 &&
+              locks_.claim(tid, lock_, s.ops[s.next + 1].value)) {
+            claim_step_[tid] = s.next;
+            sched_.run(tid, op.value + s.ops[s.next + 1].value);
+            s.next += 2;
+            return;
+          }
           sched_.run(tid, op.value);
           return;
         case Op::Kind::kLock:
@@ -114,6 +144,8 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
           }
           break;
         case Op::Kind::kUnlock:
+          // A claimed lock may have been taken in the past: its time is the lock's.
+          if (run_through_) granted_at_[tid] = locks_.owned_since(lock_);
           released_at_[tid] = sched_.now();
           if (locks_.release(tid, lock_)) {
             sched_.run(tid, 1000);  // waking a waiter costs the releaser
@@ -126,6 +158,7 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
     sched_.block(tid);
   }
 
+  bool run_through_ = false;
   topology::Topology topology_;
   engine::SimContext context_;
   cost::CostModel cost_;
@@ -140,6 +173,7 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
   std::map<int, SimTime> released_at_;
   std::map<int, SimTime> finished_at_;
   std::map<int, bool> try_failed_;
+  std::map<int, std::size_t> claim_step_;  // with a claim: the script's lock step
 };
 
 constexpr int kGold0 = 4;
@@ -311,6 +345,146 @@ TEST(KernelLockTest, WokenWaiterBeatenByASpinnerGetsTheLockHandedOff) {
   EXPECT_GT(h.granted_at(d), h.granted_at(a));
   EXPECT_EQ(h.stats().handoffs, 1U);
   EXPECT_EQ(h.stats().sleeps, 1U);  // A only: C and D found the owner running
+}
+
+// --- running through a lock (KernelLocks::claim) -------------------------------------------
+
+// A script of threads, run step by step and with claims: both must give the same lock
+// history. Times may differ by rounding (the segments' work is converted to time in one piece
+// instead of two): up to a few nanoseconds.
+struct RunThroughCase {
+  const char* name;
+  LockKind kind;
+  void (*script)(LockHarness& h);
+};
+
+void expect_same_history(const RunThroughCase& c) {
+  LockHarness steps(c.kind, false);
+  LockHarness claims(c.kind, true);
+  c.script(steps);
+  c.script(claims);
+  steps.run_until(20 * kMillisecond);
+  claims.run_until(20 * kMillisecond);
+  const auto a = steps.times();
+  const auto b = claims.times();
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [tid, times] : a) {
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      EXPECT_NEAR(static_cast<double>(times[i]), static_cast<double>(b.at(tid)[i]), 4.0)
+          << c.name << ": thread " << tid << ", time " << i;
+    }
+  }
+  const LockStats& x = steps.stats();
+  const LockStats& y = claims.stats();
+  EXPECT_EQ(x.acquisitions, y.acquisitions) << c.name;
+  EXPECT_EQ(x.contended, y.contended) << c.name;
+  EXPECT_EQ(x.sleeps, y.sleeps) << c.name;
+  EXPECT_EQ(x.handoffs, y.handoffs) << c.name;
+  EXPECT_EQ(x.trylock_failures, y.trylock_failures) << c.name;
+  EXPECT_EQ(x.owner_preempted, y.owner_preempted) << c.name;
+  EXPECT_EQ(x.inversions, y.inversions) << c.name;
+  EXPECT_NEAR(static_cast<double>(x.owner_preempted_ns), static_cast<double>(y.owner_preempted_ns),
+              8.0)
+      << c.name;
+  EXPECT_NEAR(static_cast<double>(x.spin_ns), static_cast<double>(y.spin_ns), 8.0) << c.name;
+  EXPECT_EQ(x.hold_ns.count(), y.hold_ns.count()) << c.name;
+  EXPECT_NEAR(static_cast<double>(x.hold_ns.sum()), static_cast<double>(y.hold_ns.sum()), 8.0)
+      << c.name;
+  EXPECT_EQ(x.wait_ns.count(), y.wait_ns.count()) << c.name;
+  EXPECT_NEAR(static_cast<double>(x.wait_ns.sum()), static_cast<double>(y.wait_ns.sum()), 8.0)
+      << c.name;
+}
+
+// The owner works 40 us, takes the lock and works 100 us under it, then 20 us more.
+int owner_with_work_before(LockHarness& h, int nice = 0) {
+  return h.thread(fair_params("owner", nice, only(kGold0)), 0,
+                  {work(40 * kMicrosecond), lock(), work(100 * kMicrosecond), unlock(),
+                   work(20 * kMicrosecond)});
+}
+
+TEST(KernelLockRunThroughTest, ClaimedLocksHaveTheStepByStepHistory) {
+  const RunThroughCase cases[] = {
+      {"uncontended", LockKind::kMutex, [](LockHarness& h) { owner_with_work_before(h); }},
+      {"another thread takes it before the owner gets there", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_with_work_before(h);
+         h.thread(fair_params("early", 0, only(kGold1)), 5 * kMicrosecond,
+                  {lock(), work(80 * kMicrosecond), unlock()});
+       }},
+      {"a waiter arrives while the owner holds it (mutex)", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_with_work_before(h);
+         h.thread(fair_params("waiter", 0, only(kGold1)), 90 * kMicrosecond,
+                  {lock(), work(10 * kMicrosecond), unlock()});
+       }},
+      {"a waiter arrives while the owner holds it (spinlock)", LockKind::kSpinlock,
+       [](LockHarness& h) {
+         owner_with_work_before(h);
+         h.thread(fair_params("waiter", 0, only(kGold1)), 90 * kMicrosecond,
+                  {work(5 * kMicrosecond), lock(), work(10 * kMicrosecond), unlock()});
+       }},
+      {"a trylock while the owner holds it", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_with_work_before(h);
+         h.thread(fair_params("try", 0, only(kGold1)), 90 * kMicrosecond,
+                  {try_lock(), work(5 * kMicrosecond), unlock()});
+       }},
+      {"an RT task preempts the owner before the lock", LockKind::kSpinlock,
+       [](LockHarness& h) {
+         owner_with_work_before(h);
+         h.thread(rt_params("rt", 50, only(kGold0)), 10 * kMicrosecond, {work(100 * kMicrosecond)});
+       }},
+      {"an RT task waits for the spinlock holder", LockKind::kSpinlock,
+       [](LockHarness& h) {
+         owner_with_work_before(h);
+         h.thread(rt_params("rt", 50, only(kGold0)), 80 * kMicrosecond, {work(100 * kMicrosecond)});
+       }},
+      {"an RT task preempts the mutex holder; a higher-priority waiter sleeps", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_with_work_before(h);
+         h.thread(fair_params("waiter", -10, only(kGold1)), 100 * kMicrosecond,
+                  {lock(), work(10 * kMicrosecond), unlock()});
+         h.thread(rt_params("rt", 50, only(kGold0)), 80 * kMicrosecond, {work(300 * kMicrosecond)});
+       }},
+      {"two claimants in turn", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_with_work_before(h);
+         h.thread(fair_params("second", 0, only(kGold1)), 30 * kMicrosecond,
+                  {work(40 * kMicrosecond), lock(), work(30 * kMicrosecond), unlock()});
+       }},
+  };
+  for (const RunThroughCase& c : cases) expect_same_history(c);
+}
+
+TEST(KernelLockRunThroughTest, AClaimSavesTheSegmentEndAtTheLock) {
+  // The uncontended owner: with the claim, the work before the lock and the work under it end
+  // in one event instead of two.
+  LockHarness steps(LockKind::kMutex, false);
+  LockHarness claims(LockKind::kMutex, true);
+  const int a = owner_with_work_before(steps);
+  owner_with_work_before(claims);
+  steps.run_until(10 * kMillisecond);
+  claims.run_until(10 * kMillisecond);
+  EXPECT_EQ(claims.events(), steps.events() - 1);
+  EXPECT_EQ(claims.stats().acquisitions, 1U);
+  EXPECT_NEAR(static_cast<double>(claims.granted_at(a)), static_cast<double>(steps.granted_at(a)),
+              4.0);
+  EXPECT_EQ(claims.locks().owner(claims.lock_id()), -1);
+  EXPECT_FALSE(claims.locks().has_claim(a));
+  EXPECT_FALSE(claims.sched().task(a).runs_ahead);
+}
+
+TEST(KernelLockRunThroughTest, OnlyAFreeUnclaimedLockCanBeClaimed) {
+  LockHarness h(LockKind::kMutex);
+  const int holder = h.thread(fair_params("holder", 0, only(kGold0)), 0,
+                              {lock(), work(500 * kMicrosecond), unlock()});
+  const int other = h.thread(fair_params("other", 0, only(kGold1)), 0, {work(500 * kMicrosecond)});
+  h.run_until(100 * kMicrosecond);
+  EXPECT_FALSE(h.locks().claim(other, h.lock_id(), 10 * kMicrosecond));  // held
+  EXPECT_FALSE(h.locks().has_claim(other));
+  h.run_until(2 * kMillisecond);
+  ASSERT_EQ(h.locks().owner(h.lock_id()), -1);
+  EXPECT_FALSE(h.locks().claim(holder, h.lock_id(), 10 * kMicrosecond));  // not running
 }
 
 }  // namespace

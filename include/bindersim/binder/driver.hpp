@@ -187,8 +187,10 @@ class Driver final : public sched::TaskOwner,
   void on_work_done(int tid) override;
   void on_resume(int tid, int cpu) override;
   void on_switch(int tid, bool running) override;
+  void settle(int tid) override;
   // LockClient
   void on_lock_granted(int tid, int lock) override;
+  void on_claim_dropped(int tid, int lock) override;
   // selectors::MachineView
   bool available_idle_cpu(int cpu) const override { return sched_.available_idle_cpu(cpu); }
   const topology::Topology& topology() const override { return context_.topology; }
@@ -278,6 +280,20 @@ class Driver final : public sched::TaskOwner,
     }
     // The next step to run; the path moves past it.
     const Step& take() { return steps_[next_++]; }
+    // The step `ahead` places after the next one (0: the next one), if the path has it.
+    const Step* peek(std::size_t ahead) const {
+      return next_ + ahead < size_ ? &steps_[next_ + ahead] : nullptr;
+    }
+    // Moves past the next `count` steps without running them.
+    void skip(std::size_t count) {
+      BSIM_CHECK(next_ + count <= size_);
+      next_ += count;
+    }
+    // Makes step `index` (one already taken) the next one again.
+    void rewind_to(std::size_t index) {
+      BSIM_CHECK(index <= next_);
+      next_ = index;
+    }
     void clear() {
       size_ = 0;
       next_ = 0;
@@ -307,6 +323,7 @@ class Driver final : public sched::TaskOwner,
     SimTime user_work_mark = 0;  // the task's work time when the current user segment began
     int free_buffer = -1;        // with free_pending: the received buffer (own process)
     Program program;             // the kernel path being run
+    std::size_t claim_step = 0;  // with a lock claim: the path's step that takes the lock
     int new_buffer = -1;         // allocated by the path (-1: none, or it failed)
     bool alloc_failed = false;   // the path's allocation failed
   };
@@ -368,6 +385,7 @@ class Driver final : public sched::TaskOwner,
   void add_allocation(int tid, int proc, std::int64_t bytes, bool async);
   void add_free(int tid, int proc, int buffer);
   void run_path(int tid);
+  void run_work(int tid, std::int64_t work_ref_ns);
   void allocate(int tid, const Step& step);
   void finish_phase(int tid);
   void start_shrinker();

@@ -28,6 +28,9 @@ class LockClient {
   virtual ~LockClient() = default;
   // `tid`, which waited for `lock`, holds it now and is running: it goes on with its path.
   virtual void on_lock_granted(int tid, int lock) = 0;
+  // `tid`'s claim on `lock` was dropped before its segment reached the lock (KernelLocks::
+  // claim): its segment now ends there, and its next step must be the acquisition again.
+  virtual void on_claim_dropped(int tid, int lock) = 0;
 };
 
 // Every kernel lock of a simulation. Threads that wait are driven through the scheduler: a
@@ -45,6 +48,7 @@ class KernelLocks final : public engine::EventHandler {
   int add(LockKind kind, LockStats& stats);
   LockKind kind(int lock) const { return locks_[static_cast<std::size_t>(lock)].kind; }
   int owner(int lock) const { return locks_[static_cast<std::size_t>(lock)].owner; }
+  SimTime owned_since(int lock) const { return locks_[static_cast<std::size_t>(lock)].owned_since; }
   int waiters(int lock) const;
 
   // The running `tid` takes `lock`: true when it holds it at once. Otherwise it spins or sleeps
@@ -53,6 +57,23 @@ class KernelLocks final : public engine::EventHandler {
   bool acquire(int tid, int lock);
   // Takes `lock` only if it is free now (mutex_trylock / spin_trylock).
   bool try_acquire(int tid, int lock);
+
+  // Running through a lock. The running `tid`, whose segment was just given `work before` +
+  // `locked_work` of reference work, claims `lock` to be taken part-way: where the first part
+  // ends. Only a free lock without waiters or another claim can be claimed (returns false
+  // otherwise, and nothing changes). Until the segment ends, the claim stands for the
+  // acquisition: another thread's acquire() or try_acquire() of the lock settles it first, and
+  // so must the owner when the segment ends and when the scheduler asks (TaskOwner::settle, for
+  // the task has runs_ahead set). The lock is thus taken at the same point as step by step,
+  // with one segment end fewer.
+  bool claim(int tid, int lock, std::int64_t locked_work);
+  bool has_claim(int tid) const {
+    return static_cast<std::size_t>(tid) < threads_.size() &&
+           threads_[static_cast<std::size_t>(tid)].claim >= 0;
+  }
+  // Brings `tid`'s claim up to now and ends it. At or past the lock: `tid` took it when it got
+  // there, and holds it. Not there yet: the segment is cut where the lock comes and the owner
+  // told (LockClient::on_claim_dropped), to take it as a step of its own.
   // The owner `tid` releases `lock`. Returns true when the release woke a sleeping waiter (the
   // releaser pays for that wakeup).
   bool release(int tid, int lock);
@@ -62,6 +83,8 @@ class KernelLocks final : public engine::EventHandler {
     return static_cast<std::size_t>(tid) < threads_.size() &&
            threads_[static_cast<std::size_t>(tid)].waiting_for >= 0;
   }
+  void settle(int tid);
+
   void on_work_done(int tid);
   void on_switch(int tid, bool running);
   void on_event(const engine::Event& event) override;
@@ -85,10 +108,13 @@ class KernelLocks final : public engine::EventHandler {
     bool check_pending = false;    // a deferred re-evaluation is scheduled
     SimTime preempted_since = -1;  // open lock-holder-preemption episode
     SimTime inversion_since = -1;  // open inversion episode
+    int claimant = -1;             // the thread with a claim on it (see claim())
   };
   struct ThreadState {
-    int waiting_for = -1;  // lock, or -1
-    int holding = 0;       // locks held (switches are watched while > 0 or waiting)
+    int waiting_for = -1;                // lock, or -1
+    int holding = 0;                     // locks held (switches are watched while > 0 or waiting)
+    int claim = -1;                      // the lock it claims, or -1
+    std::int64_t claim_locked_work = 0;  // reference work of its segment after that lock
   };
 
   Lock& lk(int lock) { return locks_[static_cast<std::size_t>(lock)]; }
@@ -100,6 +126,12 @@ class KernelLocks final : public engine::EventHandler {
     return threads_[index];
   }
   Waiter* find_waiter(Lock& lock, int tid);
+  bool free_now(const Lock& lock) const {
+    return lock.owner < 0 && lock.waiters.empty() && lock.handoff_to < 0;
+  }
+  void settle_claim_on(Lock& lock) {
+    if (lock.claimant >= 0) settle(lock.claimant);
+  }
   void grant(Lock& lock, ThreadState& thread, int tid);
   void spin(int tid, Waiter& waiter);
   void sleep(Lock& lock, Waiter& waiter);

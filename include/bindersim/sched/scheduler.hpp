@@ -36,6 +36,11 @@ class TaskOwner {
   // A task with watch_switches set was switched in (`running`) or out (preempted, blocked or
   // exited). Called after the switch completed; the owner must not switch tasks from here.
   virtual void on_switch(int /*tid*/, bool /*running*/) {}
+  // The running task `tid`, with runs_ahead set, is about to be preempted or moved, or its
+  // preemptibility read: the owner brings the state its segment runs ahead of up to now, and
+  // clears runs_ahead. It may change the task's segment (Scheduler::replace_work) and disable
+  // its preemption; it must not switch tasks.
+  virtual void settle(int /*tid*/) {}
 };
 
 // How a wakeup happens.
@@ -159,6 +164,10 @@ class Scheduler final : public engine::EventHandler {
   // Replaces what is left of the work of `tid`'s segment with `work_ref_ns` (a spin that ends
   // when the lock is granted); its pending stall stays.
   void replace_work(int tid, std::int64_t work_ref_ns);
+  // The reference work left in `tid`'s segment, its progress charged up to now.
+  std::int64_t remaining_work(int tid);
+  // How long `work_ref_ns` of reference work takes on `cpu` at its current speed.
+  SimTime run_time(std::int64_t work_ref_ns, int cpu) const { return scaled_ns(work_ref_ns, cpu); }
   // preempt_disable() / preempt_enable() of the running task: while disabled its CPU is not
   // rescheduled; a reschedule asked for meanwhile happens at the enable.
   void preempt_disable(int tid);
@@ -288,6 +297,11 @@ class Scheduler final : public engine::EventHandler {
   }
   void account_running(int cpu);
   void rearm(int cpu);
+  // Lets the owner settle the running task of `cpu` if it runs ahead (TaskOwner::settle).
+  void settle_running(int cpu) {
+    const RunQueue& r = q(cpu);
+    if (r.curr >= 0 && t(r.curr).runs_ahead) owner_->settle(r.curr);
+  }
   void update_pelt(Task& task);
   void sync_rq_signals(int cpu);
   void attach_signals(Task& task, int cpu);

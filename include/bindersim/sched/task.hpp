@@ -68,6 +68,10 @@ struct Task {
   // The owner is told (TaskOwner::on_switch) when this task is switched in or out: lock
   // holders and spinners, whose waiters depend on whether they run.
   bool watch_switches = false;
+  // The owner runs ahead of this task's events: its segment spans a step the owner has not
+  // applied yet (a lock taken part-way through). The scheduler asks it to settle
+  // (TaskOwner::settle) before reading the task's preemptibility.
+  bool runs_ahead = false;
 
   // Current work segment: first `overhead_ns` of stall on the CPU (switch, cache refill,
   // data transfer), then `work_ref_ns` of reference work scaled by the CPU's capacity.
