@@ -221,8 +221,8 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         plan.scenario =
             workload::load_scenario(scenario_name, data_dir() / "scenarios", registry, overrides);
         // Constructed in place from load()'s result: a Topology "move" copies its graph.
-        plan.topology.reset(new topology::Topology(topology::Topology::load(
-            workload::topology_reference(plan.scenario), data_dir() / "topologies")));
+        plan.topology.reset(new topology::Topology(
+            workload::load_topology(plan.scenario, data_dir() / "topologies")));
         plan.options.selector = selector_name;
         plan.options.placement = placement;
         const std::string selector = selector_name.value_or(plan.scenario.kernel.selector);

@@ -167,8 +167,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     const auto scenario = workload::load_scenario(
         vm["scenario"].as<std::string>(), data_dir() / "scenarios", registry, set_overrides(vm));
-    const auto topology =
-        topology::Topology::load(workload::topology_reference(scenario), data_dir() / "topologies");
+    const auto topology = workload::load_topology(scenario, data_dir() / "topologies");
     sim::RunOptions run_options;
     if (vm.count("selector")) {
       const std::string name = vm["selector"].as<std::string>();

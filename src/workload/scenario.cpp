@@ -8,6 +8,7 @@
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
+#include "bindersim/topology/topology.hpp"
 
 namespace bindersim::workload {
 namespace {
@@ -265,7 +266,11 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
   scenario.name = reader.required("name").as_string();
   scenario.description = reader.string_or("description", "");
   reader.optional("source");
-  scenario.topology = reader.required("topology").as_string();
+  const auto topology = reader.required("topology");
+  scenario.topology = topology.as_string();
+  if (scenario.topology.empty()) {
+    topology.fail_expected("a topology name or the path of a topology file");
+  }
   if (auto seed = reader.optional("seed")) {
     scenario.seed = static_cast<std::uint64_t>(seed->as_int(0, std::int64_t{1} << 53));
   }
@@ -367,6 +372,27 @@ std::string topology_reference(const Scenario& scenario) {
       scenario.topology.find('/') != std::string::npos || path.extension() == ".json";
   if (!is_path || path.is_absolute()) return scenario.topology;
   return (std::filesystem::path(scenario.file).parent_path() / path).lexically_normal().string();
+}
+
+topology::Topology load_topology(const Scenario& scenario,
+                                 const std::filesystem::path& topologies_dir) {
+  const std::string reference = topology_reference(scenario);
+  // A name or path that leads to no file is the scenario's error, at its "topology".
+  const auto fail = [&](const std::string& message) {
+    throw ConfigError(scenario.file + ": /topology: " + message);
+  };
+  std::filesystem::path file;
+  try {
+    file = resolve_data_file(reference, topologies_dir, "topology", "topologies");
+  } catch (const ConfigError& error) {
+    fail(error.what());
+  }
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) {
+    fail("expected a topology name or the path of a topology file, got \"" + reference +
+         "\", which is not a file");
+  }
+  return topology::Topology::load(file.string(), topologies_dir);
 }
 
 Scenario load_scenario(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,

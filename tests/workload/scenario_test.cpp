@@ -11,6 +11,7 @@
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
+#include "bindersim/topology/topology.hpp"
 
 namespace bindersim::workload {
 namespace {
@@ -264,6 +265,37 @@ TEST_F(ScenarioTest, TimeLimitMustBePositiveAndBounded) {
   nlohmann::json value = shipped();
   value["time_limit_s"] = 2.5;
   EXPECT_EQ(parse(value).time_limit_ns, 2'500'000'000);
+}
+
+TEST_F(ScenarioTest, TopologyThatNamesNoFileIsReportedAtTopology) {
+  const std::string topologies = kSourceDir + "/topologies";
+  nlohmann::json value = shipped();
+  value["topology"] = "sa8155";
+  try {
+    load_topology(parse(value), topologies);
+    FAIL() << "an unknown topology loaded";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what())
+                  .rfind(kFile + ": /topology: unknown topology \"sa8155\" "
+                                 "(did you mean \"sa8155p\"?); available topologies: ",
+                         0),
+              0u)
+        << error.what();
+  }
+  value["topology"] = "../topologies/";  // a directory, not a file
+  try {
+    load_topology(parse(value), topologies);
+    FAIL() << "a directory loaded as a topology";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              kFile +
+                  ": /topology: expected a topology name or the path of a topology file, got "
+                  "\"topologies/\", which is not a file");
+  }
+  EXPECT_EQ(error_after([](auto& s) { s["topology"] = ""; }),
+            kFile +
+                ": /topology: expected a topology name or the path of a topology file, got "
+                "\"\"");
 }
 
 TEST_F(ScenarioTest, MissingKeyNamesTheObjectAndTheKey) {
