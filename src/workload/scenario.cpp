@@ -14,11 +14,19 @@ namespace bindersim::workload {
 namespace {
 
 constexpr std::int64_t kMaxNs = std::int64_t{1} << 50;  // about 13 days: a sane upper bound
+// Reference work of one step: at most 1000 s. The scheduler turns reference work into time on a
+// CPU in int64 nanoseconds times 1024000, which this bound keeps from overflowing.
+constexpr std::int64_t kMaxWorkRefNs = 1'000'000'000'000;
+// An exponential draw reaches about 37 times its mean (-ln 2^-53): means are bounded 64 times
+// below the amount's maximum.
+constexpr std::int64_t kExponentialHeadroom = 64;
 
-Quantity parse_quantity(const JsonNode& node) {
+// An amount of time (sleeps, up to kMaxNs) or reference work (up to kMaxWorkRefNs): every value
+// it can take is at most `max`.
+Quantity parse_quantity(const JsonNode& node, std::int64_t max) {
   Quantity q;
   if (!node.is_object()) {
-    q.a = node.as_int(0, kMaxNs);
+    q.a = node.as_int(0, max);
     return q;
   }
   ObjectReader reader(node);
@@ -26,11 +34,11 @@ Quantity parse_quantity(const JsonNode& node) {
     const auto bounds = uniform->items();
     if (bounds.size() != 2) uniform->fail_expected("an array [low, high]");
     q.kind = Quantity::Kind::kUniform;
-    q.a = bounds[0].as_int(0, kMaxNs);
-    q.b = bounds[1].as_int(q.a, kMaxNs);
+    q.a = bounds[0].as_int(0, max);
+    q.b = bounds[1].as_int(q.a, max);
   } else if (auto mean = reader.optional("exponential_mean")) {
     q.kind = Quantity::Kind::kExponential;
-    q.a = mean->as_int(0, kMaxNs);
+    q.a = mean->as_int(0, max / kExponentialHeadroom);
   } else {
     node.fail("expected a number or an object with \"uniform\" or \"exponential_mean\"");
   }
@@ -111,10 +119,10 @@ class ScenarioParser {
     const std::string op = reader.required("op").as_enum({"compute", "sleep", "call", "thread"});
     if (op == "compute") {
       step.op = Step::Op::kCompute;
-      step.amount = parse_quantity(reader.required("ref_ns"));
+      step.amount = parse_quantity(reader.required("ref_ns"), kMaxWorkRefNs);
     } else if (op == "sleep") {
       step.op = Step::Op::kSleep;
-      step.amount = parse_quantity(reader.required("ns"));
+      step.amount = parse_quantity(reader.required("ns"), kMaxNs);
     } else if (op == "call") {
       step.op = Step::Op::kCall;
       const auto target = reader.required("target");
@@ -135,9 +143,9 @@ class ScenarioParser {
       if (step.policy == sched::Policy::kFifo && step.rt_priority == 0) {
         node.fail("a \"fifo\" thread needs \"priority\" (1..99)");
       }
-      step.create_ref_ns = reader.required("create_ref_ns").as_int(0, kMaxNs);
-      step.start_ref_ns = reader.required("start_ref_ns").as_int(0, kMaxNs);
-      step.exit_ref_ns = reader.required("exit_ref_ns").as_int(0, kMaxNs);
+      step.create_ref_ns = reader.required("create_ref_ns").as_int(0, kMaxWorkRefNs);
+      step.start_ref_ns = reader.required("start_ref_ns").as_int(0, kMaxWorkRefNs);
+      step.exit_ref_ns = reader.required("exit_ref_ns").as_int(0, kMaxWorkRefNs);
       step.steps = std::make_shared<Steps>(parse_steps(reader.required("steps")));
     }
     reader.finish();

@@ -267,6 +267,32 @@ TEST_F(ScenarioTest, TimeLimitMustBePositiveAndBounded) {
   EXPECT_EQ(parse(value).time_limit_ns, 2'500'000'000);
 }
 
+TEST_F(ScenarioTest, WorkAmountsAreBoundedSoTheirTimeOnACpuFitsInt64) {
+  // One step is at most 1000 s of reference work; 2^36 s of it overflowed the scheduler's
+  // conversion to time on a CPU and failed an invariant check.
+  EXPECT_EQ(error_after([](auto& s) {
+              main_call(s) = {{"op", "compute"}, {"ref_ns", 1LL << 46}};
+            }),
+            kFile +
+                ": /clients/0/iteration/2/ref_ns: expected an integer in [0, 1000000000000], got "
+                "70368744177664");
+  // An exponential draw reaches about 37 times its mean: the mean is bounded 64 times lower.
+  EXPECT_EQ(error_after([](auto& s) {
+              s["background"][0]["iteration"][0]["ref_ns"] = {{"exponential_mean", 1e11}};
+            }),
+            kFile +
+                ": /background/0/iteration/0/ref_ns/exponential_mean: expected an integer in [0, "
+                "15625000000], got 100000000000.0");
+  EXPECT_EQ(error_after([](auto& s) { thread_step(s)["create_ref_ns"] = 1LL << 46; }),
+            kFile +
+                ": /clients/0/iteration/0/create_ref_ns: expected an integer in [0, "
+                "1000000000000], got 70368744177664");
+  // Sleeps take no CPU work: they keep the wider bound of times.
+  nlohmann::json value = shipped();
+  value["background"][0]["iteration"][1]["ns"] = 1LL << 46;
+  EXPECT_EQ(parse(value).background[0].iteration[1].amount.a, 1LL << 46);
+}
+
 TEST_F(ScenarioTest, TopologyThatNamesNoFileIsReportedAtTopology) {
   const std::string topologies = kSourceDir + "/topologies";
   nlohmann::json value = shipped();
@@ -433,7 +459,7 @@ TEST_F(ScenarioTest, OtherStructuralErrors) {
             }),
             kFile +
                 ": /clients/0/iteration/0/steps/0/ref_ns/uniform/1: expected an integer in [9, "
-                "1125899906842624], got 3");
+                "1000000000000], got 3");
   EXPECT_EQ(error_after([](auto& s) {
               thread_step(s)["steps"][0]["ref_ns"] = {{"normal", 3}};
             }),
