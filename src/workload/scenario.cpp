@@ -116,6 +116,7 @@ class ScenarioParser {
   Step parse_step(const JsonNode& node) const {
     ObjectReader reader(node);
     Step step;
+    step.pointer = node.pointer();
     const std::string op = reader.required("op").as_enum({"compute", "sleep", "call", "thread"});
     if (op == "compute") {
       step.op = Step::Op::kCompute;

@@ -61,6 +61,7 @@ struct Step {
   std::int64_t start_ref_ns = 0;   // new thread's start-up work before its first step
   std::int64_t exit_ref_ns = 0;    // new thread's exit work
   std::shared_ptr<Steps> steps;
+  std::string pointer;  // JSON pointer of the step, for errors found while running
 };
 
 struct NodeSpec {
