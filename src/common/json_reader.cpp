@@ -50,6 +50,24 @@ std::pair<std::size_t, std::size_t> line_and_column(std::string_view text, std::
   return {line, column};
 }
 
+// `text` with every byte outside printable ASCII written as \xNN: a message quoting input
+// stays one line of valid text whatever the input's bytes.
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string describe_json(const nlohmann::json& value) {
@@ -203,6 +221,10 @@ JsonDocument::JsonDocument(std::shared_ptr<nlohmann::json> value, std::string na
     : value_(std::move(value)), name_(std::make_shared<const std::string>(std::move(name))) {}
 
 JsonDocument JsonDocument::parse_file(const std::filesystem::path& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw ConfigError(path.string() + ": expected a JSON file, got a directory");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path.string() + ": cannot open file");
   std::ostringstream text;
@@ -217,10 +239,14 @@ JsonDocument JsonDocument::parse_text(std::string_view text, std::string name) {
   } catch (const nlohmann::json::parse_error& error) {
     const auto [line, column] =
         line_and_column(text, error.byte > 0 ? static_cast<std::size_t>(error.byte - 1) : 0);
-    std::string what = error.what();
-    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line..: why".
-    const auto colon = what.rfind(": ");
-    const std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+    const std::string what = error.what();
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 1, column
+    // 2: why", where the reason may quote the input ("last read: '...'"): the reason is what
+    // follows the first ": " after the position.
+    const auto position = what.find(" column ");
+    const auto colon = what.find(": ", position == std::string::npos ? 0 : position);
+    const std::string reason =
+        printable(colon == std::string::npos ? what : what.substr(colon + 2));
     throw ConfigError(name + ": line " + std::to_string(line) + ", column " +
                       std::to_string(column) + ": invalid JSON: " + reason);
   }
