@@ -80,14 +80,33 @@ std::string describe_json(const nlohmann::json& value) {
       return "an array";
     case nlohmann::json::value_t::boolean:
       return value.get<bool>() ? "true" : "false";
-    case nlohmann::json::value_t::string: {
-      std::string text = value.dump();
-      if (text.size() > 42) text = text.substr(0, 39) + "...\"";
-      return text;
-    }
+    case nlohmann::json::value_t::string:
+      return quote_text(value.get_ref<const std::string&>());
     default:
       return value.dump();
   }
+}
+
+std::string escaped_text(std::string_view text) {
+  const std::string quoted = nlohmann::json(std::string(text))
+                                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+std::string quote_text(std::string_view text) {
+  // Bytes that are not UTF-8 (possible in --set values) become U+FFFD instead of throwing.
+  std::string quoted = nlohmann::json(std::string(text.substr(0, 64)))
+                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (quoted.size() <= 42 && text.size() <= 64) return quoted;
+  quoted.resize(39);
+  // Cut before a partial UTF-8 sequence or escape, so the line stays valid text.
+  while (!quoted.empty() && (static_cast<unsigned char>(quoted.back()) & 0xc0) == 0x80) {
+    quoted.pop_back();
+  }
+  if (!quoted.empty() && static_cast<unsigned char>(quoted.back()) >= 0xc0) quoted.pop_back();
+  const std::size_t backslash = quoted.rfind('\\');
+  if (backslash != std::string::npos && quoted.size() - backslash < 6) quoted.resize(backslash);
+  return quoted + "...\"";
 }
 
 std::optional<std::string> closest_name(std::string_view word,
@@ -125,7 +144,11 @@ JsonNode::JsonNode(const nlohmann::json& value, std::shared_ptr<const std::strin
     : value_(&value), file_(std::move(file)), pointer_(std::move(pointer)) {}
 
 void JsonNode::fail(const std::string& message) const {
-  throw ConfigError(*file_ + ": " + (pointer_.empty() ? "/" : pointer_) + ": " + message);
+  // A key may hold a newline or be megabytes long: the pointer is escaped and shortened.
+  constexpr std::size_t kMaxPointerChars = 200;
+  std::string pointer = pointer_.empty() ? "/" : escaped_text(pointer_);
+  if (pointer.size() > kMaxPointerChars) pointer = pointer.substr(0, kMaxPointerChars) + "...";
+  throw ConfigError(*file_ + ": " + pointer + ": " + message);
 }
 
 void JsonNode::fail_expected(const std::string& expected) const {

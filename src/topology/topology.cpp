@@ -76,7 +76,7 @@ std::string format_number(double value) {
   return out.str();
 }
 
-std::string quote(std::string_view text) { return "\"" + std::string(text) + "\""; }
+std::string quote(std::string_view text) { return quote_text(text); }
 
 // Opens `node` as an object whose keys are exactly `keys`. An unknown key is reported (with the
 // closest valid name) before any missing or malformed one, so a misspelled required key is

@@ -1,5 +1,6 @@
 #include "bindersim/workload/runner.hpp"
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/topology/topology.hpp"
 
 namespace bindersim::workload {
@@ -153,10 +154,9 @@ void WorkloadRunner::advance(int tid) {
         if (s.frames.size() >= binder::kMaxCallDepth) {
           throw ConfigError(scenario_.file + ": " + step.pointer +
                             ": the scenario's handlers call each other without end: a chain of "
-                            "calls within process \"" +
-                            scenario_.processes[static_cast<std::size_t>(proc)].name +
-                            "\" reached " + std::to_string(binder::kMaxCallDepth) +
-                            " nested calls");
+                            "calls within process " +
+                            quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
+                            " reached " + std::to_string(binder::kMaxCallDepth) + " nested calls");
         }
         const int rng = node_rng_base_[static_cast<std::size_t>(proc)] + step.target.node;
         const auto& node = scenario_.processes[static_cast<std::size_t>(proc)]

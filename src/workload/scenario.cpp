@@ -59,12 +59,13 @@ class ScenarioParser {
     for (std::size_t i = 0; i < scenario_.processes.size(); ++i) {
       if (scenario_.processes[i].name == name) return static_cast<int>(i);
     }
-    node.fail("unknown process \"" + name + "\"; valid processes: " + process_names());
+    node.fail("unknown process " + quote_text(name) + "; valid processes: " + process_names());
   }
 
   std::string process_names() const {
     std::string out;
-    for (const auto& p : scenario_.processes) out += (out.empty() ? "" : ", ") + p.name;
+    for (const auto& p : scenario_.processes)
+      out += (out.empty() ? "" : ", ") + escaped_text(p.name);
     return out;
   }
 
@@ -80,7 +81,8 @@ class ScenarioParser {
       // Without "node" the call goes to the first node: every target must have one.
       for (int proc : choice.processes) {
         const auto& spec = scenario_.processes[static_cast<std::size_t>(proc)];
-        if (spec.nodes.empty()) target.fail("process \"" + spec.name + "\" has no nodes to call");
+        if (spec.nodes.empty())
+          target.fail("process " + quote_text(spec.name) + " has no nodes to call");
       }
     }
     if (node) {
@@ -92,14 +94,16 @@ class ScenarioParser {
         });
         if (it == nodes.end()) {
           std::string valid;
-          for (const auto& n : nodes) valid += (valid.empty() ? "" : ", ") + n.config.name;
-          node->fail("process \"" + scenario_.processes[static_cast<std::size_t>(proc)].name +
-                     "\" has no node \"" + choice.node_name + "\"; valid nodes: " + valid);
+          for (const auto& n : nodes)
+            valid += (valid.empty() ? "" : ", ") + escaped_text(n.config.name);
+          node->fail("process " +
+                     quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
+                     " has no node " + quote_text(choice.node_name) + "; valid nodes: " + valid);
         }
         const int index = static_cast<int>(it - nodes.begin());
         if (proc != choice.processes.front() && index != choice.node) {
-          node->fail("node \"" + choice.node_name +
-                     "\" must have the same position in every target");
+          node->fail("node " + quote_text(choice.node_name) +
+                     " must have the same position in every target");
         }
         choice.node = index;
       }
@@ -354,7 +358,7 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     ProcessSpec spec = parser.parse_process_header(item);
     for (const auto& other : scenario.processes) {
       if (other.name == spec.name)
-        item.child("name").fail("duplicate process name \"" + spec.name + "\"");
+        item.child("name").fail("duplicate process name " + quote_text(spec.name));
     }
     scenario.processes.push_back(std::move(spec));
   }
@@ -398,8 +402,8 @@ topology::Topology load_topology(const Scenario& scenario,
   }
   std::error_code error;
   if (!std::filesystem::is_regular_file(file, error)) {
-    fail("expected a topology name or the path of a topology file, got \"" + reference +
-         "\", which is not a file");
+    fail("expected a topology name or the path of a topology file, got " + quote_text(reference) +
+         ", which is not a file");
   }
   return topology::Topology::load(file.string(), topologies_dir);
 }

@@ -375,6 +375,20 @@ TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {
                 "client");
 }
 
+TEST_F(ScenarioTest, NamesInMessagesAreEscapedAndShortened) {
+  // A name with a newline split the error line in two; a name of megabytes made a line as long.
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["target"] = "a\nb"; }),
+            kFile +
+                ": /clients/0/iteration/2/target: unknown process \"a\\nb\"; valid processes: "
+                "server, client");
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["target"] = std::string(1 << 20, 'x'); }),
+            kFile + ": /clients/0/iteration/2/target: unknown process \"" + std::string(38, 'x') +
+                "...\"; valid processes: server, client");
+  // A key with a newline is escaped in the pointer.
+  EXPECT_EQ(error_after([](auto& s) { s["a\nb"] = 1; }).rfind(kFile + ": /a\\nb: unknown key", 0),
+            0u);
+}
+
 TEST_F(ScenarioTest, UnknownNodeListsTheTargetsNodes) {
   EXPECT_EQ(error_after([](auto& s) { main_call(s)["node"] = "binderWorker1"; }),
             kFile +
