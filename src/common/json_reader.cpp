@@ -88,25 +88,31 @@ std::string describe_json(const nlohmann::json& value) {
 }
 
 std::string escaped_text(std::string_view text) {
+  // Bytes that are not UTF-8 (possible in --set values) become U+FFFD instead of throwing.
   const std::string quoted = nlohmann::json(std::string(text))
                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return quoted.substr(1, quoted.size() - 2);
 }
 
-std::string quote_text(std::string_view text) {
-  // Bytes that are not UTF-8 (possible in --set values) become U+FFFD instead of throwing.
-  std::string quoted = nlohmann::json(std::string(text.substr(0, 64)))
-                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (quoted.size() <= 42 && text.size() <= 64) return quoted;
-  quoted.resize(39);
+std::string short_text(std::string_view text) {
+  constexpr std::size_t kMaxChars = 40;
+  std::string out = escaped_text(text.substr(0, 2 * kMaxChars));
+  if (out.size() <= kMaxChars && text.size() <= 2 * kMaxChars) return out;
+  out.resize(kMaxChars - 2);
   // Cut before a partial UTF-8 sequence or escape, so the line stays valid text.
-  while (!quoted.empty() && (static_cast<unsigned char>(quoted.back()) & 0xc0) == 0x80) {
-    quoted.pop_back();
-  }
-  if (!quoted.empty() && static_cast<unsigned char>(quoted.back()) >= 0xc0) quoted.pop_back();
-  const std::size_t backslash = quoted.rfind('\\');
-  if (backslash != std::string::npos && quoted.size() - backslash < 6) quoted.resize(backslash);
-  return quoted + "...\"";
+  while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80) out.pop_back();
+  if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
+  const std::size_t backslash = out.rfind('\\');
+  if (backslash != std::string::npos && out.size() - backslash < 6) out.resize(backslash);
+  return out + "...";
+}
+
+std::string quote_text(std::string_view text) {
+  // Appended rather than "\"" + ... + "\"", on which GCC 12 warns falsely (-Wrestrict).
+  std::string quoted = "\"";
+  quoted += short_text(text);
+  quoted += '"';
+  return quoted;
 }
 
 std::optional<std::string> closest_name(std::string_view word,

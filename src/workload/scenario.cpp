@@ -64,8 +64,7 @@ class ScenarioParser {
 
   std::string process_names() const {
     std::string out;
-    for (const auto& p : scenario_.processes)
-      out += (out.empty() ? "" : ", ") + escaped_text(p.name);
+    for (const auto& p : scenario_.processes) out += (out.empty() ? "" : ", ") + short_text(p.name);
     return out;
   }
 
@@ -95,7 +94,7 @@ class ScenarioParser {
         if (it == nodes.end()) {
           std::string valid;
           for (const auto& n : nodes)
-            valid += (valid.empty() ? "" : ", ") + escaped_text(n.config.name);
+            valid += (valid.empty() ? "" : ", ") + short_text(n.config.name);
           node->fail("process " +
                      quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
                      " has no node " + quote_text(choice.node_name) + "; valid nodes: " + valid);
