@@ -25,7 +25,8 @@ constexpr std::string_view kWfi = "wfi";
 constexpr std::string_view kMemoryName = "dram";
 // Bounds that keep every derived quantity far from overflow; real SoCs are orders of magnitude
 // below them.
-constexpr std::int64_t kMaxCpus = 1024;
+// The scheduler keeps CPU sets (affinities, cpusets) as 64-bit masks: CPU ids are 0..63.
+constexpr std::int64_t kMaxCpus = 64;
 constexpr std::int64_t kMaxCacheLevel = 16;
 constexpr std::int64_t kMaxFreqKhz = 100'000'000;  // 100 GHz
 // The lowest operating point of a cluster is at least this fraction of its highest (real SoCs

@@ -503,6 +503,14 @@ TEST_F(Sa8155pTest, LowestOperatingPointIsBoundedBelowTheMaximum) {
             "");
 }
 
+TEST_F(Sa8155pTest, CpuIdsFitTheSchedulersCpuMasks) {
+  // CPU sets are 64-bit masks: a CPU 64 was accepted, and a task pinned to CPU 0 could run on it
+  // (a shift by 64 is undefined).
+  const std::string error =
+      error_after([](nlohmann::json& value) { value["clusters"][0]["cpus"][3] = 64; });
+  EXPECT_EQ(error, "topologies/x.json: /clusters/0/cpus/3: expected an integer in [0, 63], got 64");
+}
+
 TEST_F(Sa8155pTest, PrivateCacheLevelsIncreaseOutward) {
   const std::string error = error_after(
       [](nlohmann::json& value) { value["clusters"][1]["private_caches"][1]["level"] = 1; });
