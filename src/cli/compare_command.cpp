@@ -36,6 +36,10 @@ namespace po = boost::program_options;
 
 namespace {
 
+// Every run's result is kept until the comparison is printed, a few MB each (its latency
+// histograms): more seeds than this per column are a job for `bindersim sweep`.
+constexpr int kMaxSeeds = 100;
+
 constexpr const char* kCompareUsage =
     "usage: bindersim compare SCENARIO [--selectors A,B,...] [--seeds N]\n"
     "                         [--vary KEY=V1,V2,...] [--placement NAME] [--set KEY=VALUE]...\n"
@@ -167,9 +171,9 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
   }
   if (!vm.count("scenario")) return usage_error(err, "compare", "missing SCENARIO");
   const int seeds_option = vm["seeds"].as<int>();
-  if (seeds_option < 1) {
-    err << "bindersim compare: --seeds: expected a positive number of seeds, got " << seeds_option
-        << "\n";
+  if (seeds_option < 1 || seeds_option > kMaxSeeds) {
+    err << "bindersim compare: --seeds: expected a number of seeds in [1, " << kMaxSeeds
+        << "], got " << seeds_option << "\n";
     return 2;
   }
   const auto num_seeds = static_cast<std::size_t>(seeds_option);
