@@ -152,7 +152,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
       "selectors", po::value<std::string>(),
       "comma-separated selectors, one column each; the first is the baseline (default: the "
       "scenario's)")("seeds", po::value<int>()->default_value(1),
-                     "seeds per column: S..S+N-1, S the scenario's seed")(
+                     "seeds per column, at most 100: S..S+N-1, S the scenario's seed")(
       "vary", po::value<std::string>(),
       "KEY=V1,V2,...: one column per (selector, value), the value applied as --set KEY=Vi")(
       "placement", po::value<std::string>(),
