@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/engine/rng.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/sim/simulation.hpp"
@@ -135,13 +136,13 @@ std::string mutate_once(Json& document, engine::Rng& rng) {
       const Pointer at = *pick_pointer(document, pointers, rng, any);  // the root at least
       const Json& value = hostile_values()[rng.uniform_below(hostile_values().size())];
       document[at] = value;
-      return show(at) + ": replaced by " + value.dump();
+      return show(at) + ": replaced by " + describe_json(value);
     }
     case 2: {
       const auto is_number = [](const Pointer&, const Json& v) { return v.is_number(); };
       if (const auto at = pick_pointer(document, pointers, rng, is_number)) {
         document[*at] = nudged_number(document[*at], rng);
-        return show(*at) + ": number changed to " + document[*at].dump();
+        return show(*at) + ": number changed to " + describe_json(document[*at]);
       }
       return "no number to change";
     }
@@ -420,8 +421,9 @@ class InputFuzzTest : public ::testing::TestWithParam<std::string> {
   void report() const {
     std::printf("%s: %d mutants ran, %d rejected with a ConfigError, %d failed\n",
                 GetParam().c_str(), ran_, rejected_, failures_);
-    EXPECT_EQ(failures_, 0) << "failures beyond the first " << kMaxReportedFailures
-                            << " are not shown";
+    EXPECT_EQ(failures_, 0) << (failures_ > kMaxReportedFailures
+                                    ? "only the first failures are shown above"
+                                    : "each failure is shown above");
   }
 
   fs::path work_dir_;
