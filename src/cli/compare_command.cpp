@@ -36,6 +36,10 @@ namespace po = boost::program_options;
 
 namespace {
 
+// Every run's result is kept until the comparison is printed, a few MB each (its latency
+// histograms): more seeds than this per column are a job for `bindersim sweep`.
+constexpr int kMaxSeeds = 100;
+
 constexpr const char* kCompareUsage =
     "usage: bindersim compare SCENARIO [--selectors A,B,...] [--seeds N]\n"
     "                         [--vary KEY=V1,V2,...] [--placement NAME] [--set KEY=VALUE]...\n"
@@ -148,7 +152,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
       "selectors", po::value<std::string>(),
       "comma-separated selectors, one column each; the first is the baseline (default: the "
       "scenario's)")("seeds", po::value<int>()->default_value(1),
-                     "seeds per column: S..S+N-1, S the scenario's seed")(
+                     "seeds per column, at most 100: S..S+N-1, S the scenario's seed")(
       "vary", po::value<std::string>(),
       "KEY=V1,V2,...: one column per (selector, value), the value applied as --set KEY=Vi")(
       "placement", po::value<std::string>(),
@@ -167,9 +171,9 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
   }
   if (!vm.count("scenario")) return usage_error(err, "compare", "missing SCENARIO");
   const int seeds_option = vm["seeds"].as<int>();
-  if (seeds_option < 1) {
-    err << "bindersim compare: --seeds: expected a positive number of seeds, got " << seeds_option
-        << "\n";
+  if (seeds_option < 1 || seeds_option > kMaxSeeds) {
+    err << "bindersim compare: --seeds: expected a number of seeds in [1, " << kMaxSeeds
+        << "], got " << seeds_option << "\n";
     return 2;
   }
   const auto num_seeds = static_cast<std::size_t>(seeds_option);
@@ -221,8 +225,8 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         plan.scenario =
             workload::load_scenario(scenario_name, data_dir() / "scenarios", registry, overrides);
         // Constructed in place from load()'s result: a Topology "move" copies its graph.
-        plan.topology.reset(new topology::Topology(topology::Topology::load(
-            workload::topology_reference(plan.scenario), data_dir() / "topologies")));
+        plan.topology.reset(new topology::Topology(
+            workload::load_topology(plan.scenario, data_dir() / "topologies")));
         plan.options.selector = selector_name;
         plan.options.placement = placement;
         const std::string selector = selector_name.value_or(plan.scenario.kernel.selector);

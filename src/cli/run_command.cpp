@@ -1,11 +1,13 @@
 // `bindersim run`: simulate one scenario under one selector.
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -121,6 +123,19 @@ class RunProgress final : public sim::ProgressSink {
   ProgressLine& line_;
 };
 
+// The --seed value: a decimal integer in [0, 2^64 - 1]. Read as text, since the option
+// parser turned "-1" into 2^64 - 1.
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t seed = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
+    throw ConfigError("--seed: expected an integer in [0, " +
+                      std::to_string(std::numeric_limits<std::uint64_t>::max()) + "], got \"" +
+                      text + "\"");
+  }
+  return seed;
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -132,7 +147,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "selector", po::value<std::string>(), "thread-selection policy (default: the scenario's)")(
       "placement", po::value<std::string>(),
       "wakeup placement policy: mainline, gki or walt (default: the scenario's)")(
-      "seed", po::value<std::uint64_t>(), "random seed (default: the scenario's)")(
+      "seed", po::value<std::string>(), "random seed (default: the scenario's)")(
       "out,o", po::value<std::string>(), "write the result JSON to FILE")(
       "trace", po::value<std::string>(),
       "write the run as ftrace text to FILE (open it in ui.perfetto.dev)")(
@@ -167,8 +182,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     const auto scenario = workload::load_scenario(
         vm["scenario"].as<std::string>(), data_dir() / "scenarios", registry, set_overrides(vm));
-    const auto topology =
-        topology::Topology::load(workload::topology_reference(scenario), data_dir() / "topologies");
+    const auto topology = workload::load_topology(scenario, data_dir() / "topologies");
     sim::RunOptions run_options;
     if (vm.count("selector")) {
       const std::string name = vm["selector"].as<std::string>();
@@ -176,7 +190,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       run_options.selector = name;
     }
     if (vm.count("placement")) run_options.placement = vm["placement"].as<std::string>();
-    if (vm.count("seed")) run_options.seed = vm["seed"].as<std::uint64_t>();
+    if (vm.count("seed")) run_options.seed = parse_seed(vm["seed"].as<std::string>());
     if (vm.count("log-level")) {
       const std::string level = vm["log-level"].as<std::string>();
       if (level != "warn" && level != "info" && level != "debug") {

@@ -249,8 +249,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       plan.file = file;
       plan.scenario = workload::load_scenario(r->scenario, dirs.scenarios, registry,
                                               sweep::to_overrides(r->overrides));
-      plan.topology.reset(new topology::Topology(
-          topology::Topology::load(workload::topology_reference(plan.scenario), dirs.topologies)));
+      plan.topology.reset(
+          new topology::Topology(workload::load_topology(plan.scenario, dirs.topologies)));
       plans.push_back(std::move(plan));
     } catch (const ConfigError& error) {
       throw ConfigError(where + ": " + error.what());

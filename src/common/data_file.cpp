@@ -37,7 +37,7 @@ fs::path resolve_data_file(const std::string& name_or_path, const fs::path& dir,
   const fs::path file = dir / (name_or_path + ".json");
   if (fs::is_regular_file(file, error)) return file;
   const std::vector<std::string> names = data_file_names(dir);
-  std::string message = "unknown " + std::string(kind) + " \"" + name_or_path + "\"";
+  std::string message = "unknown " + std::string(kind) + " " + quote_text(name_or_path);
   if (names.empty()) {
     throw ConfigError(message + "; no " + std::string(kinds) + " found in " + dir.string());
   }

@@ -50,6 +50,24 @@ std::pair<std::size_t, std::size_t> line_and_column(std::string_view text, std::
   return {line, column};
 }
 
+// `text` with every byte outside printable ASCII written as \xNN: a message quoting input
+// stays one line of valid text whatever the input's bytes.
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string describe_json(const nlohmann::json& value) {
@@ -62,14 +80,39 @@ std::string describe_json(const nlohmann::json& value) {
       return "an array";
     case nlohmann::json::value_t::boolean:
       return value.get<bool>() ? "true" : "false";
-    case nlohmann::json::value_t::string: {
-      std::string text = value.dump();
-      if (text.size() > 42) text = text.substr(0, 39) + "...\"";
-      return text;
-    }
+    case nlohmann::json::value_t::string:
+      return quote_text(value.get_ref<const std::string&>());
     default:
       return value.dump();
   }
+}
+
+std::string escaped_text(std::string_view text) {
+  // Bytes that are not UTF-8 (possible in --set values) become U+FFFD instead of throwing.
+  const std::string quoted = nlohmann::json(std::string(text))
+                                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+std::string short_text(std::string_view text) {
+  constexpr std::size_t kMaxChars = 40;
+  std::string out = escaped_text(text.substr(0, 2 * kMaxChars));
+  if (out.size() <= kMaxChars && text.size() <= 2 * kMaxChars) return out;
+  out.resize(kMaxChars - 2);
+  // Cut before a partial UTF-8 sequence or escape, so the line stays valid text.
+  while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80) out.pop_back();
+  if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
+  const std::size_t backslash = out.rfind('\\');
+  if (backslash != std::string::npos && out.size() - backslash < 6) out.resize(backslash);
+  return out + "...";
+}
+
+std::string quote_text(std::string_view text) {
+  // Appended rather than "\"" + ... + "\"", on which GCC 12 warns falsely (-Wrestrict).
+  std::string quoted = "\"";
+  quoted += short_text(text);
+  quoted += '"';
+  return quoted;
 }
 
 std::optional<std::string> closest_name(std::string_view word,
@@ -107,7 +150,11 @@ JsonNode::JsonNode(const nlohmann::json& value, std::shared_ptr<const std::strin
     : value_(&value), file_(std::move(file)), pointer_(std::move(pointer)) {}
 
 void JsonNode::fail(const std::string& message) const {
-  throw ConfigError(*file_ + ": " + (pointer_.empty() ? "/" : pointer_) + ": " + message);
+  // A key may hold a newline or be megabytes long: the pointer is escaped and shortened.
+  constexpr std::size_t kMaxPointerChars = 200;
+  std::string pointer = pointer_.empty() ? "/" : escaped_text(pointer_);
+  if (pointer.size() > kMaxPointerChars) pointer = pointer.substr(0, kMaxPointerChars) + "...";
+  throw ConfigError(*file_ + ": " + pointer + ": " + message);
 }
 
 void JsonNode::fail_expected(const std::string& expected) const {
@@ -203,6 +250,10 @@ JsonDocument::JsonDocument(std::shared_ptr<nlohmann::json> value, std::string na
     : value_(std::move(value)), name_(std::make_shared<const std::string>(std::move(name))) {}
 
 JsonDocument JsonDocument::parse_file(const std::filesystem::path& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw ConfigError(path.string() + ": expected a JSON file, got a directory");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path.string() + ": cannot open file");
   std::ostringstream text;
@@ -217,10 +268,14 @@ JsonDocument JsonDocument::parse_text(std::string_view text, std::string name) {
   } catch (const nlohmann::json::parse_error& error) {
     const auto [line, column] =
         line_and_column(text, error.byte > 0 ? static_cast<std::size_t>(error.byte - 1) : 0);
-    std::string what = error.what();
-    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line..: why".
-    const auto colon = what.rfind(": ");
-    const std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+    const std::string what = error.what();
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 1, column
+    // 2: why", where the reason may quote the input ("last read: '...'"): the reason is what
+    // follows the first ": " after the position.
+    const auto position = what.find(" column ");
+    const auto colon = what.find(": ", position == std::string::npos ? 0 : position);
+    const std::string reason =
+        printable(colon == std::string::npos ? what : what.substr(colon + 2));
     throw ConfigError(name + ": line " + std::to_string(line) + ", column " +
                       std::to_string(column) + ": invalid JSON: " + reason);
   }

@@ -283,7 +283,7 @@ std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorR
     if (!sweep.placement) sched::make_placement(scenario.kernel.placement);
     const std::string topology = workload::topology_reference(scenario);
     if (!checked_topologies.count(topology)) {
-      topology::Topology::load(topology, dirs.topologies);
+      workload::load_topology(scenario, dirs.topologies);
       checked_topologies.insert(topology);
     }
     return scenario;

@@ -25,9 +25,13 @@ constexpr std::string_view kWfi = "wfi";
 constexpr std::string_view kMemoryName = "dram";
 // Bounds that keep every derived quantity far from overflow; real SoCs are orders of magnitude
 // below them.
-constexpr std::int64_t kMaxCpus = 1024;
+// The scheduler keeps CPU sets (affinities, cpusets) as 64-bit masks: CPU ids are 0..63.
+constexpr std::int64_t kMaxCpus = 64;
 constexpr std::int64_t kMaxCacheLevel = 16;
-constexpr std::int64_t kMaxFreqKhz = 100'000'000;       // 100 GHz
+constexpr std::int64_t kMaxFreqKhz = 100'000'000;  // 100 GHz
+// The lowest operating point of a cluster is at least this fraction of its highest (real SoCs
+// span about 1:10); it keeps a CPU's speed at the lowest point above zero.
+constexpr std::int64_t kMaxFrequencyRange = 100;
 constexpr std::int64_t kMaxDmipsMhz = 1 << 20;          // device tree values are around 1024
 constexpr std::int64_t kMaxCacheKib = 1 << 30;          // 1 TiB
 constexpr double kMaxLatencyNs = 1e9;                   // 1 s per line
@@ -73,7 +77,7 @@ std::string format_number(double value) {
   return out.str();
 }
 
-std::string quote(std::string_view text) { return "\"" + std::string(text) + "\""; }
+std::string quote(std::string_view text) { return quote_text(text); }
 
 // Opens `node` as an object whose keys are exactly `keys`. An unknown key is reported (with the
 // closest valid name) before any missing or malformed one, so a misspelled required key is
@@ -188,6 +192,10 @@ FrequencyDomain read_frequency_domain(const JsonNode& node, std::int64_t max_fre
     const JsonNode freq_node = opp_reader.required("freq_khz");
     const JsonNode power_node = opp_reader.required("power");
     Opp opp{freq_node.as_int(1, kMaxFreqKhz), positive_number(power_node, kMaxPower)};
+    if (opp.freq_khz * kMaxFrequencyRange < max_freq_khz) {
+      freq_node.fail_expected("a frequency of at least 1/" + std::to_string(kMaxFrequencyRange) +
+                              " of max_freq_khz (" + std::to_string(max_freq_khz) + " kHz)");
+    }
     if (!domain.opps.empty()) {
       const Opp& previous = domain.opps.back();
       if (opp.freq_khz <= previous.freq_khz) {

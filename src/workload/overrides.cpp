@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 
 namespace bindersim::workload {
 namespace {
@@ -19,9 +20,28 @@ std::vector<std::string> split_path(const std::string& path) {
   return parts;
 }
 
+// True when `text` is valid UTF-8 without control characters.
+bool is_one_line_of_utf8(const std::string& text) {
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) return false;
+  }
+  try {
+    static_cast<void>(nlohmann::json(text).dump());
+  } catch (const nlohmann::json::type_error&) {  // not UTF-8
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Override parse_override(const std::string& text) {
+  // Messages quote the text as given: it must be one line of UTF-8.
+  if (!is_one_line_of_utf8(text)) {
+    throw ConfigError("--set " + quote_text(text) +
+                      ": expected KEY=VALUE as UTF-8 text without control characters");
+  }
   const std::size_t equals = text.find('=');
   if (equals == std::string::npos || equals == 0) {
     throw ConfigError("--set " + text + ": expected KEY=VALUE (e.g. kernel.placement=mainline)");

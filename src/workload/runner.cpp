@@ -1,5 +1,6 @@
 #include "bindersim/workload/runner.hpp"
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/topology/topology.hpp"
 
 namespace bindersim::workload {
@@ -8,6 +9,9 @@ namespace {
 constexpr std::uint64_t kClientStreamBase = 0x1000;
 constexpr std::uint64_t kHandlerStreamBase = 0x2000;
 constexpr std::uint64_t kBackgroundStreamBase = 0x3000;
+// Iterations of one loop in a row that may take no simulated time before the loop is reported
+// as endless (a loop of zero-time steps would never let the clock advance).
+constexpr int kMaxZeroTimeIterations = 1000;
 
 stats::Tier tier_of(const topology::Topology& topology, int caller_cpu, int server_cpu) {
   if (caller_cpu == server_cpu) return stats::Tier::kSameCore;
@@ -104,6 +108,7 @@ void WorkloadRunner::on_event(const engine::Event& event) {
   const int rng = static_cast<int>(event.id);
   state(tid).frames.push_back(Frame{&loops_[event.id]->iteration, 0, -1, -1, -1, rng});
   state(tid).mode = Mode::kStarting;
+  state(tid).iteration_started = context_.engine.now();
   driver_.start_thread(tid, 0);
 }
 
@@ -144,7 +149,15 @@ void WorkloadRunner::advance(int tid) {
               ? choices.front()
               : choices[rngs_[static_cast<std::size_t>(frame.rng)].uniform_below(choices.size())];
       if (proc == driver_.process_of(tid) && !step.oneway) {
-        // Local call: the handler runs on this thread, as BBinder::transact does.
+        // Local call: the handler runs on this thread, as BBinder::transact does. Handlers that
+        // call their own process without end would nest frames forever.
+        if (s.frames.size() >= binder::kMaxCallDepth) {
+          throw ConfigError(scenario_.file + ": " + step.pointer +
+                            ": the scenario's handlers call each other without end: a chain of "
+                            "calls within process " +
+                            quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
+                            " reached " + std::to_string(binder::kMaxCallDepth) + " nested calls");
+        }
         const int rng = node_rng_base_[static_cast<std::size_t>(proc)] + step.target.node;
         const auto& node = scenario_.processes[static_cast<std::size_t>(proc)]
                                .nodes[static_cast<std::size_t>(step.target.node)];
@@ -199,6 +212,7 @@ void WorkloadRunner::end_frame(int tid) {
   if (s.main) {
     const bool background = static_cast<std::size_t>(s.client) >= scenario_.clients.size();
     const ClientSpec& spec = *loops_[static_cast<std::size_t>(s.client)];
+    check_iteration_time(tid);
     if (++s.iterations_done < spec.iterations || background) {
       s.frames.back().pc = 0;
       advance(tid);
@@ -213,6 +227,27 @@ void WorkloadRunner::end_frame(int tid) {
   s.frames.clear();
   s.mode = Mode::kExiting;
   driver_.compute(tid, s.thread_step->exit_ref_ns);
+}
+
+void WorkloadRunner::check_iteration_time(int tid) {
+  ThreadState& s = state(tid);
+  const engine::SimTime now = context_.engine.now();
+  if (now != s.iteration_started) {
+    s.zero_time_iterations = 0;
+    s.iteration_started = now;
+    return;
+  }
+  if (++s.zero_time_iterations < kMaxZeroTimeIterations) return;
+  const auto loop = static_cast<std::size_t>(s.client);
+  const std::string pointer =
+      loop < scenario_.clients.size()
+          ? "/clients/" + std::to_string(loop)
+          : "/background/" + std::to_string(loop - scenario_.clients.size());
+  throw ConfigError(scenario_.file + ": " + pointer +
+                    "/iteration: " + std::to_string(kMaxZeroTimeIterations) +
+                    " iterations in a row took no simulated time, so the loop would never let "
+                    "time advance; give it a step that takes time (a sleep or a compute above 0 "
+                    "ns)");
 }
 
 void WorkloadRunner::spawn_helper(int tid) {

@@ -8,16 +8,25 @@
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
+#include "bindersim/topology/topology.hpp"
 
 namespace bindersim::workload {
 namespace {
 
 constexpr std::int64_t kMaxNs = std::int64_t{1} << 50;  // about 13 days: a sane upper bound
+// Reference work of one step: at most 1000 s. The scheduler turns reference work into time on a
+// CPU in int64 nanoseconds times 1024000, which this bound keeps from overflowing.
+constexpr std::int64_t kMaxWorkRefNs = 1'000'000'000'000;
+// An exponential draw reaches about 37 times its mean (-ln 2^-53): means are bounded 64 times
+// below the amount's maximum.
+constexpr std::int64_t kExponentialHeadroom = 64;
 
-Quantity parse_quantity(const JsonNode& node) {
+// An amount of time (sleeps, up to kMaxNs) or reference work (up to kMaxWorkRefNs): every value
+// it can take is at most `max`.
+Quantity parse_quantity(const JsonNode& node, std::int64_t max) {
   Quantity q;
   if (!node.is_object()) {
-    q.a = node.as_int(0, kMaxNs);
+    q.a = node.as_int(0, max);
     return q;
   }
   ObjectReader reader(node);
@@ -25,11 +34,11 @@ Quantity parse_quantity(const JsonNode& node) {
     const auto bounds = uniform->items();
     if (bounds.size() != 2) uniform->fail_expected("an array [low, high]");
     q.kind = Quantity::Kind::kUniform;
-    q.a = bounds[0].as_int(0, kMaxNs);
-    q.b = bounds[1].as_int(q.a, kMaxNs);
+    q.a = bounds[0].as_int(0, max);
+    q.b = bounds[1].as_int(q.a, max);
   } else if (auto mean = reader.optional("exponential_mean")) {
     q.kind = Quantity::Kind::kExponential;
-    q.a = mean->as_int(0, kMaxNs);
+    q.a = mean->as_int(0, max / kExponentialHeadroom);
   } else {
     node.fail("expected a number or an object with \"uniform\" or \"exponential_mean\"");
   }
@@ -50,12 +59,12 @@ class ScenarioParser {
     for (std::size_t i = 0; i < scenario_.processes.size(); ++i) {
       if (scenario_.processes[i].name == name) return static_cast<int>(i);
     }
-    node.fail("unknown process \"" + name + "\"; valid processes: " + process_names());
+    node.fail("unknown process " + quote_text(name) + "; valid processes: " + process_names());
   }
 
   std::string process_names() const {
     std::string out;
-    for (const auto& p : scenario_.processes) out += (out.empty() ? "" : ", ") + p.name;
+    for (const auto& p : scenario_.processes) out += (out.empty() ? "" : ", ") + short_text(p.name);
     return out;
   }
 
@@ -71,7 +80,8 @@ class ScenarioParser {
       // Without "node" the call goes to the first node: every target must have one.
       for (int proc : choice.processes) {
         const auto& spec = scenario_.processes[static_cast<std::size_t>(proc)];
-        if (spec.nodes.empty()) target.fail("process \"" + spec.name + "\" has no nodes to call");
+        if (spec.nodes.empty())
+          target.fail("process " + quote_text(spec.name) + " has no nodes to call");
       }
     }
     if (node) {
@@ -83,14 +93,16 @@ class ScenarioParser {
         });
         if (it == nodes.end()) {
           std::string valid;
-          for (const auto& n : nodes) valid += (valid.empty() ? "" : ", ") + n.config.name;
-          node->fail("process \"" + scenario_.processes[static_cast<std::size_t>(proc)].name +
-                     "\" has no node \"" + choice.node_name + "\"; valid nodes: " + valid);
+          for (const auto& n : nodes)
+            valid += (valid.empty() ? "" : ", ") + short_text(n.config.name);
+          node->fail("process " +
+                     quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
+                     " has no node " + quote_text(choice.node_name) + "; valid nodes: " + valid);
         }
         const int index = static_cast<int>(it - nodes.begin());
         if (proc != choice.processes.front() && index != choice.node) {
-          node->fail("node \"" + choice.node_name +
-                     "\" must have the same position in every target");
+          node->fail("node " + quote_text(choice.node_name) +
+                     " must have the same position in every target");
         }
         choice.node = index;
       }
@@ -107,13 +119,14 @@ class ScenarioParser {
   Step parse_step(const JsonNode& node) const {
     ObjectReader reader(node);
     Step step;
+    step.pointer = node.pointer();
     const std::string op = reader.required("op").as_enum({"compute", "sleep", "call", "thread"});
     if (op == "compute") {
       step.op = Step::Op::kCompute;
-      step.amount = parse_quantity(reader.required("ref_ns"));
+      step.amount = parse_quantity(reader.required("ref_ns"), kMaxWorkRefNs);
     } else if (op == "sleep") {
       step.op = Step::Op::kSleep;
-      step.amount = parse_quantity(reader.required("ns"));
+      step.amount = parse_quantity(reader.required("ns"), kMaxNs);
     } else if (op == "call") {
       step.op = Step::Op::kCall;
       const auto target = reader.required("target");
@@ -134,9 +147,9 @@ class ScenarioParser {
       if (step.policy == sched::Policy::kFifo && step.rt_priority == 0) {
         node.fail("a \"fifo\" thread needs \"priority\" (1..99)");
       }
-      step.create_ref_ns = reader.required("create_ref_ns").as_int(0, kMaxNs);
-      step.start_ref_ns = reader.required("start_ref_ns").as_int(0, kMaxNs);
-      step.exit_ref_ns = reader.required("exit_ref_ns").as_int(0, kMaxNs);
+      step.create_ref_ns = reader.required("create_ref_ns").as_int(0, kMaxWorkRefNs);
+      step.start_ref_ns = reader.required("start_ref_ns").as_int(0, kMaxWorkRefNs);
+      step.exit_ref_ns = reader.required("exit_ref_ns").as_int(0, kMaxWorkRefNs);
       step.steps = std::make_shared<Steps>(parse_steps(reader.required("steps")));
     }
     reader.finish();
@@ -265,7 +278,11 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
   scenario.name = reader.required("name").as_string();
   scenario.description = reader.string_or("description", "");
   reader.optional("source");
-  scenario.topology = reader.required("topology").as_string();
+  const auto topology = reader.required("topology");
+  scenario.topology = topology.as_string();
+  if (scenario.topology.empty()) {
+    topology.fail_expected("a topology name or the path of a topology file");
+  }
   if (auto seed = reader.optional("seed")) {
     scenario.seed = static_cast<std::uint64_t>(seed->as_int(0, std::int64_t{1} << 53));
   }
@@ -340,7 +357,7 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     ProcessSpec spec = parser.parse_process_header(item);
     for (const auto& other : scenario.processes) {
       if (other.name == spec.name)
-        item.child("name").fail("duplicate process name \"" + spec.name + "\"");
+        item.child("name").fail("duplicate process name " + quote_text(spec.name));
     }
     scenario.processes.push_back(std::move(spec));
   }
@@ -367,6 +384,27 @@ std::string topology_reference(const Scenario& scenario) {
       scenario.topology.find('/') != std::string::npos || path.extension() == ".json";
   if (!is_path || path.is_absolute()) return scenario.topology;
   return (std::filesystem::path(scenario.file).parent_path() / path).lexically_normal().string();
+}
+
+topology::Topology load_topology(const Scenario& scenario,
+                                 const std::filesystem::path& topologies_dir) {
+  const std::string reference = topology_reference(scenario);
+  // A name or path that leads to no file is the scenario's error, at its "topology".
+  const auto fail = [&](const std::string& message) {
+    throw ConfigError(scenario.file + ": /topology: " + message);
+  };
+  std::filesystem::path file;
+  try {
+    file = resolve_data_file(reference, topologies_dir, "topology", "topologies");
+  } catch (const ConfigError& error) {
+    fail(error.what());
+  }
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) {
+    fail("expected a topology name or the path of a topology file, got " + quote_text(reference) +
+         ", which is not a file");
+  }
+  return topology::Topology::load(file.string(), topologies_dir);
 }
 
 Scenario load_scenario(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,

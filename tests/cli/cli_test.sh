@@ -200,6 +200,25 @@ expect_bad_input "missing scenario file: exit 2, one line" \
   "$TMP/no-such.json" \
   run "$TMP/no-such.json"
 
+# Hostile files and options: each one line, exit 2, nothing written.
+mkdir "$TMP/dir.json"
+expect_bad_input "a directory as the scenario: exit 2, one line naming it" \
+  "$TMP/dir.json: expected a JSON file, got a directory" \
+  run "$TMP/dir.json"
+
+printf '{"schema": "bindersim.scenario/1", "name": "\xff"}' >"$TMP/not-utf8.json"
+expect_bad_input "a byte that is not UTF-8: exit 2, the whole reason, the byte escaped" \
+  "invalid string: ill-formed UTF-8 byte; last read: '\"\\xff'" \
+  run "$TMP/not-utf8.json"
+
+expect_bad_input "a topology that names no file: exit 2, at the scenario's /topology" \
+  "$SCENARIO: /topology: unknown topology \"sa8155\" (did you mean \"sa8155p\"?)" \
+  run "$SCENARIO" --set topology=sa8155
+
+expect_bad_input "--seed -1: exit 2, not wrapped to 2^64 - 1" \
+  "--seed: expected an integer in [0, 18446744073709551615], got \"-1\"" \
+  run "$SCENARIO" --seed -1
+
 # --- topology --------------------------------------------------------------------------------
 run topology show sa8155p
 # The transfer matrix: a header naming cpu0..cpu7, then one row per CPU with 8 numbers.

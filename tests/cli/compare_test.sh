@@ -120,6 +120,8 @@ expect_error "--vary with an invalid value" --vary kernel.priority_inheritance=a
 expect_error "--vary with an unknown key" --vary kernel.nosuch=1,2
 expect_error "a bad --set" --set clients.7.iterations=3
 expect_error "--seeds 0" --seeds 0
+# Each run keeps its result until the end: 2^31 - 1 seeds ran out of memory (exit 3).
+expect_error "--seeds beyond the bound" --seeds 2147483647
 expect_error "--jobs 0" --jobs 0
 expect_error "an unknown placement" --placement nosuch
 run compare "$SCENARIO" --selectors nosuch

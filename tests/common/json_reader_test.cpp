@@ -73,6 +73,22 @@ TEST(JsonDocumentTest, ParseFileNamesThePathOnSyntaxErrorAndMissingFile) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(JsonDocumentTest, SyntaxErrorQuotingBadBytesKeepsTheWholeReasonInPrintableText) {
+  // The reason used to be cut at the last ": ", which nlohmann's "last read: '...'" holds,
+  // leaving only the raw byte 0xff of the input.
+  EXPECT_EQ(error_of([] { parse("{\"name\": \"\xff\"}"); }),
+            "topologies/x.json: line 1, column 11: invalid JSON: syntax error while parsing value "
+            "- invalid string: ill-formed UTF-8 byte; last read: '\"\\xff'");
+}
+
+TEST(JsonDocumentTest, DirectoryIsNotReadAsAnEmptyDocument) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "dir.json";
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(error_of([&] { JsonDocument::parse_file(dir); }),
+            dir.string() + ": expected a JSON file, got a directory");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(JsonDocumentTest, ParsedDocumentKeepsItsName) {
   // The root has the empty pointer and the document's name as its file.
   const JsonDocument doc = parse("{\"a\": 1}");

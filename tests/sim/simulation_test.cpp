@@ -147,6 +147,54 @@ TEST(SimulationLimitsTest, HandlersCallingEachOtherWithoutEndStopWithOneError) {
   }
 }
 
+TEST(SimulationLimitsTest, HandlerCallingItsOwnProcessStopsWithOneError) {
+  // The server's handler calls the server: a local call, run on the looper itself, whose handler
+  // calls again. The frames nested without end (the run hung); now the run stops at the step.
+  auto scenario = testing::scaled_scenario("sync-wakeup", 10);
+  workload::Step call;
+  call.op = workload::Step::Op::kCall;
+  call.target.processes = {0};
+  call.pointer = "/processes/0/nodes/0/handler/0";
+  scenario.processes[0].nodes[0].handler = {call};
+  try {
+    testing::run_scenario(scenario, "fifo");
+    FAIL() << "an endless chain of local calls ran to completion";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              scenario.file +
+                  ": /processes/0/nodes/0/handler/0: the scenario's handlers call each other "
+                  "without end: a chain of calls within process \"server\" reached 256 nested "
+                  "calls");
+  }
+}
+
+TEST(SimulationLimitsTest, LoopWhoseIterationsTakeNoTimeStopsWithOneError) {
+  // A background task that only computes 0 ns never lets the clock advance: the run hung at
+  // one instant. After 1000 zero-time iterations in a row it stops with one line.
+  auto scenario = testing::scaled_scenario("sync-wakeup", 10);
+  workload::ClientSpec spinner;
+  spinner.name = "spinner";
+  spinner.process = -1;
+  workload::Step nothing;
+  nothing.op = workload::Step::Op::kCompute;
+  spinner.iteration = {nothing};
+  scenario.background.push_back(spinner);
+  try {
+    testing::run_scenario(scenario, "fifo");
+    FAIL() << "a loop of zero-time iterations ran to completion";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              scenario.file +
+                  ": /background/0/iteration: 1000 iterations in a row took no simulated time, so "
+                  "the loop would never let time advance; give it a step that takes time (a sleep "
+                  "or a compute above 0 ns)");
+  }
+  // Zero-time iterations now and then are fine: uniform work in [0, 1] ns is often 0.
+  scenario.background.back().iteration[0].amount = {workload::Quantity::Kind::kUniform, 0, 1};
+  scenario.background.back().iteration.push_back(nothing);
+  EXPECT_TRUE(testing::run_scenario(scenario, "fifo").clients_finished);
+}
+
 TEST(SimulationLimitsTest, UnfinishedClientsAreReported) {
   // Without a thread pool the server never reads its calls: the background load keeps the run
   // going until the time limit, and the result says the clients did not finish.

@@ -489,6 +489,28 @@ TEST_F(Sa8155pTest, IdleStatesMustGetDeeper) {
                                 "expected at least 1 "));
 }
 
+TEST_F(Sa8155pTest, LowestOperatingPointIsBoundedBelowTheMaximum) {
+  // A silver operating point at 1 kHz (of 1785600) made the CPU's speed zero there: the powersave
+  // governor then divided by it. The lowest point is at least 1/100 of the maximum.
+  const std::string error = error_after(
+      [](nlohmann::json& value) { value["clusters"][0]["cpufreq"]["opps"][0]["freq_khz"] = 1; });
+  EXPECT_EQ(error,
+            "topologies/x.json: /clusters/0/cpufreq/opps/0/freq_khz: expected a frequency of at "
+            "least 1/100 of max_freq_khz (1785600 kHz), got 1");
+  EXPECT_EQ(error_after([](nlohmann::json& value) {
+              value["clusters"][0]["cpufreq"]["opps"][0]["freq_khz"] = 17856;
+            }),
+            "");
+}
+
+TEST_F(Sa8155pTest, CpuIdsFitTheSchedulersCpuMasks) {
+  // CPU sets are 64-bit masks: a CPU 64 was accepted, and a task pinned to CPU 0 could run on it
+  // (a shift by 64 is undefined).
+  const std::string error =
+      error_after([](nlohmann::json& value) { value["clusters"][0]["cpus"][3] = 64; });
+  EXPECT_EQ(error, "topologies/x.json: /clusters/0/cpus/3: expected an integer in [0, 63], got 64");
+}
+
 TEST_F(Sa8155pTest, PrivateCacheLevelsIncreaseOutward) {
   const std::string error = error_after(
       [](nlohmann::json& value) { value["clusters"][1]["private_caches"][1]["level"] = 1; });

@@ -40,6 +40,18 @@ TEST(OverrideTest, MalformedOverridesAreRejected) {
             "--set kernel..placement=gki: empty key in \"kernel..placement\"");
 }
 
+TEST(OverrideTest, TextThatIsNotOneLineOfUtf8IsRejected) {
+  // A byte 0xff reached nlohmann's dump() in a later message and ended the run with an internal
+  // error; a newline split the error line in two.
+  EXPECT_EQ(error_of([] { parse_override("clients.0.iterations=\xff"); }),
+            "--set \"clients.0.iterations=\xef\xbf\xbd\": expected KEY=VALUE as UTF-8 text "
+            "without control characters");
+  EXPECT_EQ(error_of([] { parse_override("clients.0.process=a\nb"); }),
+            "--set \"clients.0.process=a\\nb\": expected KEY=VALUE as UTF-8 text without "
+            "control characters");
+  EXPECT_EQ(parse_override("name=d\xc3\xa9j\xc3\xa0").value, "d\xc3\xa9j\xc3\xa0");  // UTF-8
+}
+
 TEST(OverrideTest, PathsWalkObjectsAndArraysAndCreateMissingKeys) {
   // Existing values are replaced, array elements are addressed by index, missing object keys
   // (and objects on the way) are created for the strict parser to judge.

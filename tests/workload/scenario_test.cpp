@@ -11,6 +11,7 @@
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
+#include "bindersim/topology/topology.hpp"
 
 namespace bindersim::workload {
 namespace {
@@ -266,6 +267,63 @@ TEST_F(ScenarioTest, TimeLimitMustBePositiveAndBounded) {
   EXPECT_EQ(parse(value).time_limit_ns, 2'500'000'000);
 }
 
+TEST_F(ScenarioTest, WorkAmountsAreBoundedSoTheirTimeOnACpuFitsInt64) {
+  // One step is at most 1000 s of reference work; 2^36 s of it overflowed the scheduler's
+  // conversion to time on a CPU and failed an invariant check.
+  EXPECT_EQ(error_after([](auto& s) {
+              main_call(s) = {{"op", "compute"}, {"ref_ns", 1LL << 46}};
+            }),
+            kFile +
+                ": /clients/0/iteration/2/ref_ns: expected an integer in [0, 1000000000000], got "
+                "70368744177664");
+  // An exponential draw reaches about 37 times its mean: the mean is bounded 64 times lower.
+  EXPECT_EQ(error_after([](auto& s) {
+              s["background"][0]["iteration"][0]["ref_ns"] = {{"exponential_mean", 1e11}};
+            }),
+            kFile +
+                ": /background/0/iteration/0/ref_ns/exponential_mean: expected an integer in [0, "
+                "15625000000], got 100000000000.0");
+  EXPECT_EQ(error_after([](auto& s) { thread_step(s)["create_ref_ns"] = 1LL << 46; }),
+            kFile +
+                ": /clients/0/iteration/0/create_ref_ns: expected an integer in [0, "
+                "1000000000000], got 70368744177664");
+  // Sleeps take no CPU work: they keep the wider bound of times.
+  nlohmann::json value = shipped();
+  value["background"][0]["iteration"][1]["ns"] = 1LL << 46;
+  EXPECT_EQ(parse(value).background[0].iteration[1].amount.a, 1LL << 46);
+}
+
+TEST_F(ScenarioTest, TopologyThatNamesNoFileIsReportedAtTopology) {
+  const std::string topologies = kSourceDir + "/topologies";
+  nlohmann::json value = shipped();
+  value["topology"] = "sa8155";
+  try {
+    load_topology(parse(value), topologies);
+    FAIL() << "an unknown topology loaded";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what())
+                  .rfind(kFile + ": /topology: unknown topology \"sa8155\" "
+                                 "(did you mean \"sa8155p\"?); available topologies: ",
+                         0),
+              0u)
+        << error.what();
+  }
+  value["topology"] = "../topologies/";  // a directory, not a file
+  try {
+    load_topology(parse(value), topologies);
+    FAIL() << "a directory loaded as a topology";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              kFile +
+                  ": /topology: expected a topology name or the path of a topology file, got "
+                  "\"topologies/\", which is not a file");
+  }
+  EXPECT_EQ(error_after([](auto& s) { s["topology"] = ""; }),
+            kFile +
+                ": /topology: expected a topology name or the path of a topology file, got "
+                "\"\"");
+}
+
 TEST_F(ScenarioTest, MissingKeyNamesTheObjectAndTheKey) {
   EXPECT_EQ(error_after([](auto& s) { s["clients"][0].erase("iterations"); }),
             kFile + ": /clients/0: missing required key \"iterations\"");
@@ -315,6 +373,20 @@ TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {
             kFile +
                 ": /clients/0/process: unknown process \"clinet\"; valid processes: server, "
                 "client");
+}
+
+TEST_F(ScenarioTest, NamesInMessagesAreEscapedAndShortened) {
+  // A name with a newline split the error line in two; a name of megabytes made a line as long.
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["target"] = "a\nb"; }),
+            kFile +
+                ": /clients/0/iteration/2/target: unknown process \"a\\nb\"; valid processes: "
+                "server, client");
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["target"] = std::string(1 << 20, 'x'); }),
+            kFile + ": /clients/0/iteration/2/target: unknown process \"" + std::string(38, 'x') +
+                "...\"; valid processes: server, client");
+  // A key with a newline is escaped in the pointer.
+  EXPECT_EQ(error_after([](auto& s) { s["a\nb"] = 1; }).rfind(kFile + ": /a\\nb: unknown key", 0),
+            0u);
 }
 
 TEST_F(ScenarioTest, UnknownNodeListsTheTargetsNodes) {
@@ -401,7 +473,7 @@ TEST_F(ScenarioTest, OtherStructuralErrors) {
             }),
             kFile +
                 ": /clients/0/iteration/0/steps/0/ref_ns/uniform/1: expected an integer in [9, "
-                "1125899906842624], got 3");
+                "1000000000000], got 3");
   EXPECT_EQ(error_after([](auto& s) {
               thread_step(s)["steps"][0]["ref_ns"] = {{"normal", 3}};
             }),

@@ -110,6 +110,13 @@ class ObjectReader {
 
 // A short description of a JSON value for error messages: "a string \"big\"", "an array", ...
 std::string describe_json(const nlohmann::json& value);
+// `text` escaped as inside a JSON string, without the quotes: control characters as "\n" or
+// "\u0001", bytes that are not UTF-8 replaced.
+std::string escaped_text(std::string_view text);
+// escaped_text() shortened to at most 40 characters (ending in "...") so that a line stays short.
+std::string short_text(std::string_view text);
+// short_text() in quotes: a name from the input as a message quotes it.
+std::string quote_text(std::string_view text);
 // The closest of `candidates` to `word` by edit distance, if it is close enough to suggest.
 std::optional<std::string> closest_name(std::string_view word,
                                         std::span<const std::string> candidates);

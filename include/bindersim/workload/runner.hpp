@@ -62,6 +62,8 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
     const Step* thread_step = nullptr;  // the step that created this helper, or is creating
     Mode mode = Mode::kStarting;
     std::int64_t iterations_done = 0;
+    engine::SimTime iteration_started = 0;  // of a loop thread's current iteration
+    int zero_time_iterations = 0;           // in a row, ending with the last one
     std::vector<Frame> frames;
   };
 
@@ -71,6 +73,9 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
   std::uint64_t cpu_mask(const CpuList& list) const;
   void advance(int tid);  // runs the step at the top frame's pc, or ends the frame
   void end_frame(int tid);
+  // Counts the iteration of loop thread `tid` that ends now; throws ConfigError when too many in
+  // a row took no simulated time (the loop would run without end at one instant).
+  void check_iteration_time(int tid);
   void spawn_helper(int tid);
   void record_call(const binder::CallRecord& record);
 

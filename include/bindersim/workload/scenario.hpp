@@ -20,6 +20,9 @@ class JsonNode;
 namespace bindersim::selectors {
 class SelectorRegistry;
 }
+namespace bindersim::topology {
+class Topology;
+}
 
 namespace bindersim::workload {
 
@@ -58,6 +61,7 @@ struct Step {
   std::int64_t start_ref_ns = 0;   // new thread's start-up work before its first step
   std::int64_t exit_ref_ns = 0;    // new thread's exit work
   std::shared_ptr<Steps> steps;
+  std::string pointer;  // JSON pointer of the step, for errors found while running
 };
 
 struct NodeSpec {
@@ -127,6 +131,11 @@ struct Scenario {
 // The scenario's topology as Topology::load takes it: a name as written, or a relative path
 // resolved against the directory of the scenario file.
 std::string topology_reference(const Scenario& scenario);
+// Loads the scenario's topology (a name looked up in `topologies_dir`, or a path). A name or path
+// that leads to no file is a ConfigError at the scenario's "/topology"; an error inside the
+// topology file names that file.
+topology::Topology load_topology(const Scenario& scenario,
+                                 const std::filesystem::path& topologies_dir);
 
 // Parses a scenario document; every error is a ConfigError naming the file and JSON pointer.
 // Selector names are checked against `selectors`.
