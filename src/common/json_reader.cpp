@@ -262,8 +262,19 @@ JsonDocument JsonDocument::parse_file(const std::filesystem::path& path) {
 }
 
 JsonDocument JsonDocument::parse_text(std::string_view text, std::string name) {
+  // Copying or printing a value recurses once per level: deeper documents are refused.
+  const auto limit_depth = [&name](int depth, nlohmann::json::parse_event_t event,
+                                   const nlohmann::json&) {
+    const bool opens = event == nlohmann::json::parse_event_t::object_start ||
+                       event == nlohmann::json::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth) {
+      throw ConfigError(name + ": expected JSON nested at most " + std::to_string(kMaxJsonDepth) +
+                        " levels deep");
+    }
+    return true;
+  };
   try {
-    auto value = std::make_shared<nlohmann::json>(nlohmann::json::parse(text));
+    auto value = std::make_shared<nlohmann::json>(nlohmann::json::parse(text, limit_depth));
     return JsonDocument(std::move(value), std::move(name));
   } catch (const nlohmann::json::parse_error& error) {
     const auto [line, column] =

@@ -53,7 +53,19 @@ Override parse_override(const std::string& text) {
     if (part.empty()) throw ConfigError("--set " + text + ": empty key in \"" + result.path + "\"");
   }
   const std::string value = text.substr(equals + 1);
-  result.value = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  bool too_deep = false;
+  const auto limit_depth = [&too_deep](int depth, nlohmann::json::parse_event_t event,
+                                       const nlohmann::json&) {
+    too_deep = too_deep || ((event == nlohmann::json::parse_event_t::object_start ||
+                             event == nlohmann::json::parse_event_t::array_start) &&
+                            depth >= kMaxJsonDepth);
+    return !too_deep;
+  };
+  result.value = nlohmann::json::parse(value, limit_depth, /*allow_exceptions=*/false);
+  if (too_deep) {
+    throw ConfigError("--set " + quote_text(text) + ": expected a value nested at most " +
+                      std::to_string(kMaxJsonDepth) + " levels deep");
+  }
   if (result.value.is_discarded()) result.value = value;  // a plain string
   return result;
 }

@@ -21,6 +21,10 @@ constexpr std::int64_t kMaxWorkRefNs = 1'000'000'000'000;
 // below the amount's maximum.
 constexpr std::int64_t kExponentialHeadroom = 64;
 
+// Thread steps inside thread steps: the parser and the run recurse once per level, so the
+// depth is bounded far below the stack's limit (real workloads nest one or two).
+constexpr int kMaxThreadNesting = 64;
+
 // An amount of time (sleeps, up to kMaxNs) or reference work (up to kMaxWorkRefNs): every value
 // it can take is at most `max`.
 Quantity parse_quantity(const JsonNode& node, std::int64_t max) {
@@ -110,13 +114,18 @@ class ScenarioParser {
     return choice;
   }
 
-  Steps parse_steps(const JsonNode& node) const {
+  // `depth`: thread steps around these steps (0 for an iteration or a handler).
+  Steps parse_steps(const JsonNode& node, int depth = 0) const {
+    if (depth > kMaxThreadNesting) {
+      node.fail("thread steps nest more than " + std::to_string(kMaxThreadNesting) +
+                " deep (a thread that creates a thread that ...)");
+    }
     Steps steps;
-    for (const auto& item : node.items()) steps.push_back(parse_step(item));
+    for (const auto& item : node.items()) steps.push_back(parse_step(item, depth));
     return steps;
   }
 
-  Step parse_step(const JsonNode& node) const {
+  Step parse_step(const JsonNode& node, int depth) const {
     ObjectReader reader(node);
     Step step;
     step.pointer = node.pointer();
@@ -150,7 +159,7 @@ class ScenarioParser {
       step.create_ref_ns = reader.required("create_ref_ns").as_int(0, kMaxWorkRefNs);
       step.start_ref_ns = reader.required("start_ref_ns").as_int(0, kMaxWorkRefNs);
       step.exit_ref_ns = reader.required("exit_ref_ns").as_int(0, kMaxWorkRefNs);
-      step.steps = std::make_shared<Steps>(parse_steps(reader.required("steps")));
+      step.steps = std::make_shared<Steps>(parse_steps(reader.required("steps"), depth + 1));
     }
     reader.finish();
     return step;

@@ -211,6 +211,12 @@ expect_bad_input "a byte that is not UTF-8: exit 2, the whole reason, the byte e
   "invalid string: ill-formed UTF-8 byte; last read: '\"\\xff'" \
   run "$TMP/not-utf8.json"
 
+# 100000 levels deep: copying it for --set overflowed the stack.
+python3 -S -c 'print("[" * 100000 + "]" * 100000)' >"$TMP/deep.json"
+expect_bad_input "a document nested 100000 deep, with --set: exit 2, one line" \
+  "$TMP/deep.json: expected JSON nested at most 256 levels deep" \
+  run "$TMP/deep.json" --set seed=2
+
 expect_bad_input "a topology that names no file: exit 2, at the scenario's /topology" \
   "$SCENARIO: /topology: unknown topology \"sa8155\" (did you mean \"sa8155p\"?)" \
   run "$SCENARIO" --set topology=sa8155

@@ -81,6 +81,17 @@ TEST(JsonDocumentTest, SyntaxErrorQuotingBadBytesKeepsTheWholeReasonInPrintableT
             "- invalid string: ill-formed UTF-8 byte; last read: '\"\\xff'");
 }
 
+TEST(JsonDocumentTest, NestingDeeperThanTheLimitIsAnError) {
+  // A scenario nested 100000 levels deep overflowed the stack when --set copied it.
+  const auto nested = [](int depth) {
+    return std::string(static_cast<std::size_t>(depth), '[') +
+           std::string(static_cast<std::size_t>(depth), ']');
+  };
+  EXPECT_NO_THROW(parse(nested(kMaxJsonDepth)));
+  EXPECT_EQ(error_of([&] { parse(nested(kMaxJsonDepth + 1)); }),
+            "topologies/x.json: expected JSON nested at most 256 levels deep");
+}
+
 TEST(JsonDocumentTest, DirectoryIsNotReadAsAnEmptyDocument) {
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "dir.json";
   std::filesystem::create_directories(dir);

@@ -52,6 +52,13 @@ TEST(OverrideTest, TextThatIsNotOneLineOfUtf8IsRejected) {
   EXPECT_EQ(parse_override("name=d\xc3\xa9j\xc3\xa0").value, "d\xc3\xa9j\xc3\xa0");  // UTF-8
 }
 
+TEST(OverrideTest, ValuesNestedDeeperThanTheLimitAreRejected) {
+  // Copying the value into the document recurses once per level.
+  EXPECT_EQ(error_of([] { parse_override("description=" + std::string(60000, '[')); }),
+            "--set \"description=[[[[[[[[[[[[[[[[[[[[[[[[[[...\": expected a value nested at "
+            "most 256 levels deep");
+}
+
 TEST(OverrideTest, PathsWalkObjectsAndArraysAndCreateMissingKeys) {
   // Existing values are replaced, array elements are addressed by index, missing object keys
   // (and objects on the way) are created for the strict parser to judge.

@@ -293,6 +293,27 @@ TEST_F(ScenarioTest, WorkAmountsAreBoundedSoTheirTimeOnACpuFitsInt64) {
   EXPECT_EQ(parse(value).background[0].iteration[1].amount.a, 1LL << 46);
 }
 
+TEST_F(ScenarioTest, ThreadStepsNestAtMost64Deep) {
+  // Thread steps 100000 deep overflowed the parser's stack; 64 levels are allowed.
+  const auto nest = [](int depth) {
+    nlohmann::json steps = {{{"op", "compute"}, {"ref_ns", 1}}};
+    for (int i = 0; i < depth; ++i) {
+      steps = {{{"op", "thread"},
+                {"create_ref_ns", 1},
+                {"start_ref_ns", 1},
+                {"exit_ref_ns", 1},
+                {"steps", steps}}};
+    }
+    return steps;
+  };
+  nlohmann::json value = shipped();
+  value["clients"][0]["iteration"] = nest(64);
+  EXPECT_NO_THROW(parse(value));
+  const std::string error = error_after([&](auto& s) { s["clients"][0]["iteration"] = nest(65); });
+  EXPECT_NE(error.find(": thread steps nest more than 64 deep"), std::string::npos) << error;
+  EXPECT_EQ(error.rfind(kFile + ": /clients/0/iteration/0/steps/0/steps/0/", 0), 0u) << error;
+}
+
 TEST_F(ScenarioTest, TopologyThatNamesNoFileIsReportedAtTopology) {
   const std::string topologies = kSourceDir + "/topologies";
   nlohmann::json value = shipped();

@@ -61,10 +61,15 @@ class JsonNode {
   std::string pointer_;
 };
 
+// The deepest nesting of arrays and objects a document may have: copying or printing a value
+// recurses once per level. Input files nest a handful of levels.
+inline constexpr int kMaxJsonDepth = 256;
+
 // Owns a parsed JSON document and the name of the file it came from.
 class JsonDocument {
  public:
-  // Parses a file; a missing file or a syntax error is a ConfigError naming line and column.
+  // Parses a file; a missing file or a syntax error is a ConfigError naming line and column, and
+  // nesting deeper than kMaxJsonDepth one naming the file.
   static JsonDocument parse_file(const std::filesystem::path& path);
   // Parses text; `name` stands for the file in error messages.
   static JsonDocument parse_text(std::string_view text, std::string name);
