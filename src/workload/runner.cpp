@@ -169,6 +169,14 @@ void WorkloadRunner::advance(int tid) {
         advance(tid);
         return;
       }
+      // Handlers of different processes that call each other without end: the driver would
+      // stop the chain too, but only the step can name where it is in the scenario.
+      if (!step.oneway && driver_.transaction_depth(tid) >= binder::kMaxCallDepth) {
+        throw ConfigError(scenario_.file + ": " + step.pointer +
+                          ": the scenario's handlers call each other without end: a call chain "
+                          "reached " +
+                          std::to_string(binder::kMaxCallDepth) + " nested transactions");
+      }
       driver_.call(tid, proc, step.target.node, step.payload_bytes, step.oneway, 0);
       return;
     }

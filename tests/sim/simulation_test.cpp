@@ -134,6 +134,7 @@ TEST(SimulationLimitsTest, HandlersCallingEachOtherWithoutEndStopWithOneError) {
     workload::Step step;
     step.op = workload::Step::Op::kCall;
     step.target.processes = {process};
+    step.pointer = "/processes/" + std::to_string(1 - process) + "/nodes/0/handler/0";
     return step;
   };
   scenario.processes[0].nodes[0].handler = {call_to(1)};
@@ -142,8 +143,12 @@ TEST(SimulationLimitsTest, HandlersCallingEachOtherWithoutEndStopWithOneError) {
     testing::run_scenario(scenario, "fifo");
     FAIL() << "an endless call chain ran to completion";
   } catch (const ConfigError& error) {
-    EXPECT_NE(std::string(error.what()).find("256 nested transactions"), std::string::npos)
-        << error.what();
+    const std::string message = error.what();
+    EXPECT_NE(message.find("256 nested transactions"), std::string::npos) << message;
+    // It names the scenario's file and the step that made the last call.
+    EXPECT_EQ(message.rfind(scenario.file + ": /processes/", 0), 0U) << message;
+    EXPECT_NE(message.find("/nodes/0/handler/0: "), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
 }
 

@@ -183,6 +183,9 @@ class Driver final : public sched::TaskOwner,
   // Wakes `tid` (sleeping in userspace, e.g. in pthread_join) from the running `waker`.
   void wake_user(int tid, int waker_tid, std::int64_t then_work_ref_ns);
 
+  // Transactions `tid` is handling, nested (its transaction_stack's depth).
+  std::size_t transaction_depth(int tid) const { return th(tid).stack.size(); }
+
   // sched::TaskOwner
   void on_work_done(int tid) override;
   void on_resume(int tid, int cpu) override;
