@@ -856,7 +856,7 @@ void Driver::add_free(int tid, int proc, int buffer) {
 // Runs the path's remaining steps until one needs time (work, a lock wait), then, at
 // the end, the phase's action.
 void Driver::run_path(int tid) {
-  if (locks_.has_claim(tid)) locks_.settle(tid);  // the segment that reached the lock is done
+  settle(tid);  // a segment that reached a claimed lock is done
   while (!th(tid).program.done()) {
     const Step step = th(tid).program.take();
     switch (step.kind) {
@@ -904,7 +904,7 @@ void Driver::run_work(int tid, std::int64_t work_ref_ns) {
   Thread& t = th(tid);
   const Step* lock = t.program.peek(0);
   const Step* locked = t.program.peek(1);
-  if (lock != nullptr && locked != nullptr && lock->kind == Step::Kind::kLock &&
+  if (locked != nullptr && lock->kind == Step::Kind::kLock &&  // a second step has a first
       locked->kind == Step::Kind::kWork && locked->value > 0 &&
       locks_.claim(tid, lock->lock, locked->value)) {
     t.claim_step = t.program.next();

@@ -152,9 +152,8 @@ void WorkloadRunner::advance(int tid) {
         // Local call: the handler runs on this thread, as BBinder::transact does. Handlers that
         // call their own process without end would nest frames forever.
         if (s.frames.size() >= binder::kMaxCallDepth) {
-          throw ConfigError(scenario_.file + ": " + step.pointer +
-                            ": the scenario's handlers call each other without end: a chain of "
-                            "calls within process " +
+          endless_calls(step,
+                        "a chain of calls within process " +
                             quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
                             " reached " + std::to_string(binder::kMaxCallDepth) + " nested calls");
         }
@@ -172,10 +171,8 @@ void WorkloadRunner::advance(int tid) {
       // Handlers of different processes that call each other without end: the driver would
       // stop the chain too, but only the step can name where it is in the scenario.
       if (!step.oneway && driver_.transaction_depth(tid) >= binder::kMaxCallDepth) {
-        throw ConfigError(scenario_.file + ": " + step.pointer +
-                          ": the scenario's handlers call each other without end: a call chain "
-                          "reached " +
-                          std::to_string(binder::kMaxCallDepth) + " nested transactions");
+        endless_calls(step, "a call chain reached " + std::to_string(binder::kMaxCallDepth) +
+                                " nested transactions");
       }
       driver_.call(tid, proc, step.target.node, step.payload_bytes, step.oneway, 0);
       return;
@@ -235,6 +232,11 @@ void WorkloadRunner::end_frame(int tid) {
   s.frames.clear();
   s.mode = Mode::kExiting;
   driver_.compute(tid, s.thread_step->exit_ref_ns);
+}
+
+void WorkloadRunner::endless_calls(const Step& step, const std::string& chain) const {
+  throw ConfigError(scenario_.file + ": " + step.pointer +
+                    ": the scenario's handlers call each other without end: " + chain);
 }
 
 void WorkloadRunner::check_iteration_time(int tid) {

@@ -76,6 +76,9 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
   // Counts the iteration of loop thread `tid` that ends now; throws ConfigError when too many in
   // a row took no simulated time (the loop would run without end at one instant).
   void check_iteration_time(int tid);
+  // Stops the run: the scenario's handlers, calling from `step`, nest without end (`chain`
+  // says how deep).
+  [[noreturn]] void endless_calls(const Step& step, const std::string& chain) const;
   void spawn_helper(int tid);
   void record_call(const binder::CallRecord& record);
 
