@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/cost/cost_model.hpp"
@@ -56,7 +57,8 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       busy_ns_(static_cast<std::size_t>(context.topology.num_cpus()), 0),
       walt_tracking_(placement.tracks_walt_demand()),
       walt_cpu_busy_(static_cast<std::size_t>(context.topology.num_cpus())),
-      util_memo_(static_cast<std::size_t>(context.topology.num_cpus())) {
+      util_memo_(static_cast<std::size_t>(context.topology.num_cpus())),
+      below_until_(static_cast<std::size_t>(context.topology.num_cpus()), kUnknown) {
   for (RunQueue& r : rqs_) r.idle_history.fill(2 * tunables_.migration_cost_ns);
   for (int cpu = 0; cpu < context.topology.num_cpus(); ++cpu) {
     asym_capacity_ =
@@ -224,14 +226,41 @@ bool Scheduler::compute_overutilized() const {
   const int n = num_cpus();
   int cpu = overutilized_cpu_;
   for (int i = 0; i < n; ++i) {
-    // cpu_overutilized(): the utilisation no longer fits capacity_of() with the 20% margin.
-    if (cpu_util_fair(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) {
-      overutilized_cpu_ = cpu;
-      return true;
+    SimTime& below_until = below_until_[static_cast<std::size_t>(cpu)];
+    if (now() >= below_until) {
+      // cpu_overutilized(): the utilisation no longer fits capacity_of() with the 20% margin.
+      if (cpu_util_fair(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) {
+        overutilized_cpu_ = cpu;
+        return true;
+      }
+      below_until = stays_below_until(cpu);
     }
     if (++cpu == n) cpu = 0;
   }
   return false;
+}
+
+// Until the run queue changes, its fair and RT utilisation move from their values at
+// signals_at towards the current capacity while that class runs, and towards 0 otherwise.
+// So capacity_of() is at least what the larger of the RT values leaves, and a running fair
+// class reaches a threshold below the current capacity only once the decay factor of the
+// time since signals_at falls to k* (PELT: y^n with y^32 = 1/2). The relative margins and the
+// nanosecond taken off cover rounding in the carried values and in the logarithm.
+SimTime Scheduler::stays_below_until(int cpu) const {
+  const RunQueue& r = rq(cpu);
+  const bool rt_running = r.curr >= 0 && task(r.curr).is_rt();
+  const bool fair_running = r.curr >= 0 && !rt_running;
+  const double capacity = current_capacity(cpu);
+  const double rt_max = rt_running ? std::max(r.util_rt, capacity) : r.util_rt;
+  const double threshold =
+      std::max(1.0, context_.topology.capacity(cpu) - rt_max) * 1024.0 / 1280.0 * (1.0 - 1e-9);
+  if (r.util_fair >= threshold) return now();  // ask again next time
+  if (!fair_running || capacity <= threshold) return engine::kNever;
+  const double k_star = (capacity - threshold) / (capacity - r.util_fair);
+  constexpr double kHalfLifeNs = 32.0 * 1024.0 * 1000.0;
+  const double span = -std::log2(k_star) * kHalfLifeNs * (1.0 - 1e-9) - 1.0;
+  if (span <= 0) return now();
+  return r.signals_at + static_cast<SimTime>(std::min(span, 1e15));
 }
 
 bool Scheduler::balancing_active() const {
@@ -293,6 +322,7 @@ void Scheduler::sync_rq_signals(int cpu) {
   // The caller is about to change this run queue.
   overutilized_at_ = engine::kNever;
   util_memo_[static_cast<std::size_t>(cpu)].at = engine::kNever;
+  below_until_[static_cast<std::size_t>(cpu)] = kUnknown;
   RunQueue& r = q(cpu);
   if (now() <= r.signals_at) return;
   const double keep = decay_(now() - r.signals_at);
@@ -915,6 +945,7 @@ void Scheduler::exit(int tid) { switch_out(tid, TaskState::kDead); }
 void Scheduler::set_task_util(int tid, double util) {
   overutilized_at_ = engine::kNever;
   for (UtilMemo& memo : util_memo_) memo.at = engine::kNever;
+  std::fill(below_until_.begin(), below_until_.end(), kUnknown);
   Task& task = t(tid);
   update_pelt(task);
   detach_signals(task);

@@ -244,6 +244,27 @@ TEST_F(GkiTest, OverutilizationComparesFairUtilisationWithCapacityLeftByRt) {
   EXPECT_FALSE(sched_.overutilized());
 }
 
+TEST_F(GkiTest, OverutilizedAgreesWithTheDirectCheckAsUtilisationRisesAndDecays) {
+  // overutilized() skips CPUs whose utilisation cannot reach the threshold before their run
+  // queue changes. Asked every 20 us while a fair hog's utilisation on gold CPU 4 rises past
+  // 80% of its capacity (and its frequency with it), then decays after the hog sleeps, it
+  // agrees with every CPU checked directly, and flips exactly twice.
+  occupy(kGold0, fair_params("hog"), 120 * kMillisecond);
+  bool before = false;
+  int flips = 0;
+  for (int step = 0; step < 15'000; ++step) {
+    run_for(20 * kMicrosecond);
+    bool direct = false;
+    for (int cpu = 0; cpu < topology_.num_cpus(); ++cpu) {
+      direct = direct || sched_.cpu_util_fair(cpu) * 1280.0 >= sched_.capacity_of(cpu) * 1024.0;
+    }
+    ASSERT_EQ(sched_.overutilized(), direct) << "at " << now() << " ns";
+    if (direct != before) ++flips;
+    before = direct;
+  }
+  EXPECT_EQ(flips, 2);
+}
+
 TEST_F(GkiTest, OverutilizedFindsAnyOverutilisedCpuWhicheverWasFoundBefore) {
   // The answer is whether any CPU is overutilised, whichever CPU was found overutilised the
   // time before: gold CPU 5, then silver CPU 2 (below it in the scan), then none, then both.

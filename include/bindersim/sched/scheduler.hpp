@@ -396,6 +396,12 @@ class Scheduler final : public engine::EventHandler {
     double rt = 0;
   };
   mutable std::vector<UtilMemo> util_memo_;
+  // Per CPU: until this time (exclusive) its fair utilisation stays below the overutilisation
+  // threshold if its run queue does not change (sync_rq_signals() resets it to kUnknown), so
+  // compute_overutilized() need not bring it up to now.
+  static constexpr SimTime kUnknown = std::numeric_limits<SimTime>::min();
+  mutable std::vector<SimTime> below_until_;
+  SimTime stays_below_until(int cpu) const;
   // The memo of `cpu`, brought up to now when it is not (the check is inline: most asks hit).
   const UtilMemo& util_memo(int cpu) const {
     const UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
