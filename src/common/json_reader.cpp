@@ -115,13 +115,26 @@ std::string quote_text(std::string_view text) {
   return quoted;
 }
 
+std::string name_list(std::span<const std::string> names, std::size_t limit) {
+  std::string out;
+  const std::size_t shown = std::min(names.size(), limit);
+  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + short_text(names[i]);
+  if (shown < names.size()) out += " and " + std::to_string(names.size() - shown) + " more";
+  return out;
+}
+
 std::optional<std::string> closest_name(std::string_view word,
                                         std::span<const std::string> candidates) {
   std::optional<std::string> best;
+  // The distance takes time in the product of the lengths: no suggestion for a long word.
+  if (word.size() > 256) return best;
   // Suggest only close names: one edit for short words, two for medium ones, a third beyond.
   const std::size_t allowed = word.size() <= 3 ? 1 : word.size() <= 6 ? 2 : word.size() / 3;
   std::size_t best_distance = allowed + 1;
   for (const std::string& candidate : candidates) {
+    // The distance is at least the difference in length.
+    const std::size_t longer = std::max(word.size(), candidate.size());
+    if (longer - std::min(word.size(), candidate.size()) > allowed) continue;
     const std::size_t distance = edit_distance(word, candidate);
     if (distance < best_distance) {
       best_distance = distance;

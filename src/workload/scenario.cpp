@@ -63,13 +63,16 @@ class ScenarioParser {
     for (std::size_t i = 0; i < scenario_.processes.size(); ++i) {
       if (scenario_.processes[i].name == name) return static_cast<int>(i);
     }
-    node.fail("unknown process " + quote_text(name) + "; valid processes: " + process_names());
+    std::vector<std::string> names;
+    for (const auto& p : scenario_.processes) names.push_back(p.name);
+    node.fail("unknown process " + quote_text(name) + suggestion(name, names) +
+              "; valid processes: " + name_list(names));
   }
 
-  std::string process_names() const {
-    std::string out;
-    for (const auto& p : scenario_.processes) out += (out.empty() ? "" : ", ") + short_text(p.name);
-    return out;
+  // " (did you mean \"x\"?)" when one of `names` is close to `name`, else "".
+  static std::string suggestion(const std::string& name, const std::vector<std::string>& names) {
+    const auto closest = closest_name(name, names);
+    return closest ? " (did you mean " + quote_text(*closest) + "?)" : "";
   }
 
   TargetChoice parse_target(const JsonNode& target, const std::optional<JsonNode>& node) const {
@@ -96,12 +99,12 @@ class ScenarioParser {
           return n.config.name == choice.node_name;
         });
         if (it == nodes.end()) {
-          std::string valid;
-          for (const auto& n : nodes)
-            valid += (valid.empty() ? "" : ", ") + short_text(n.config.name);
+          std::vector<std::string> names;
+          for (const auto& n : nodes) names.push_back(n.config.name);
           node->fail("process " +
                      quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
-                     " has no node " + quote_text(choice.node_name) + "; valid nodes: " + valid);
+                     " has no node " + quote_text(choice.node_name) +
+                     suggestion(choice.node_name, names) + "; valid nodes: " + name_list(names));
         }
         const int index = static_cast<int>(it - nodes.begin());
         if (proc != choice.processes.front() && index != choice.node) {

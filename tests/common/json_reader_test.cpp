@@ -336,6 +336,21 @@ TEST(ClosestNameTest, SuggestsOnlyCloseNames) {
   EXPECT_EQ(closest_name("priority_inheritence", names), "priority_inheritance");
   EXPECT_EQ(closest_name("colour", names), std::nullopt);
   EXPECT_EQ(closest_name("x", std::vector<std::string>{}), std::nullopt);
+  // Names of very different lengths are not compared, and a word of more than 256 characters
+  // gets no suggestion (the distance costs the product of the lengths).
+  const std::string long_name(300, 'a');
+  EXPECT_EQ(
+      closest_name(long_name.substr(0, 250), std::vector<std::string>{long_name.substr(0, 249)}),
+      long_name.substr(0, 249));
+  EXPECT_EQ(closest_name(long_name, std::vector<std::string>{long_name + "b"}), std::nullopt);
+}
+
+TEST(NameListTest, ListsAtMostTheLimitAndCountsTheRest) {
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  EXPECT_EQ(name_list(names), "a, b, c, d");
+  EXPECT_EQ(name_list(names, 2), "a, b and 2 more");
+  EXPECT_EQ(name_list(std::vector<std::string>{}), "");
+  EXPECT_EQ(name_list(std::vector<std::string>{"x\ny"}), "x\\ny");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -380,8 +380,8 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
 TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {
   EXPECT_EQ(error_after([](auto& s) { main_call(s)["target"] = "sever"; }),
             kFile +
-                ": /clients/0/iteration/2/target: unknown process \"sever\"; valid processes: "
-                "server, client");
+                ": /clients/0/iteration/2/target: unknown process \"sever\" (did you mean "
+                "\"server\"?); valid processes: server, client");
   // In a list of targets, the pointer names the bad element.
   EXPECT_EQ(error_after([](auto& s) {
               main_call(s)["target"] = {"server", "nobody"};
@@ -392,8 +392,24 @@ TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {
   // A client's own process is checked the same way.
   EXPECT_EQ(error_after([](auto& s) { s["clients"][0]["process"] = "clinet"; }),
             kFile +
-                ": /clients/0/process: unknown process \"clinet\"; valid processes: server, "
-                "client");
+                ": /clients/0/process: unknown process \"clinet\" (did you mean \"client\"?); "
+                "valid processes: server, client");
+}
+
+TEST_F(ScenarioTest, ALongListOfValidProcessesIsCut) {
+  // A scenario of many processes: the message lists ten of them and counts the rest.
+  const std::string message = error_after([](auto& s) {
+    for (int i = 0; i < 30; ++i) {
+      auto copy = s["processes"][0];
+      copy["name"] = "worker" + std::to_string(i);
+      s["processes"].push_back(copy);
+    }
+    main_call(s)["target"] = "nobody";
+  });
+  EXPECT_EQ(message, kFile +
+                         ": /clients/0/iteration/2/target: unknown process \"nobody\"; valid "
+                         "processes: server, client, worker0, worker1, worker2, worker3, "
+                         "worker4, worker5, worker6, worker7 and 22 more");
 }
 
 TEST_F(ScenarioTest, NamesInMessagesAreEscapedAndShortened) {
@@ -414,7 +430,8 @@ TEST_F(ScenarioTest, UnknownNodeListsTheTargetsNodes) {
   EXPECT_EQ(error_after([](auto& s) { main_call(s)["node"] = "binderWorker1"; }),
             kFile +
                 ": /clients/0/iteration/2/node: process \"server\" has no node "
-                "\"binderWorker1\"; valid nodes: binderWorker0");
+                "\"binderWorker1\" (did you mean \"binderWorker0\"?); valid nodes: "
+                "binderWorker0");
 }
 
 TEST_F(ScenarioTest, CallToAProcessWithoutNodesIsAnError) {

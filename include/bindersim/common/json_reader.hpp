@@ -122,6 +122,9 @@ std::string escaped_text(std::string_view text);
 std::string short_text(std::string_view text);
 // short_text() in quotes: a name from the input as a message quotes it.
 std::string quote_text(std::string_view text);
+// Names from the input for a message: each short_text(), joined by ", ", at most `limit` of
+// them and then "and N more", so that the line stays short however many there are.
+std::string name_list(std::span<const std::string> names, std::size_t limit = 10);
 // The closest of `candidates` to `word` by edit distance, if it is close enough to suggest.
 std::optional<std::string> closest_name(std::string_view word,
                                         std::span<const std::string> candidates);
