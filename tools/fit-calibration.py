@@ -14,9 +14,10 @@ squared plus the variance across seeds), left out binder-throughput's rate and l
 (EXCLUDED_ROWS). It is minimised deterministically over the bounded,
 log-scaled parameters: (1) the binder path level is solved for the SCHED_FIFO same-core latency
 (a secant), (2) a Halton sample of the other parameters' box, (3) a compass (coordinate
-pattern) search from the best point over all of them, (4) the path level solved again. The
-counter rates (cache references per microsecond of work, miss ratio of steady work) do not
-change the simulated trajectory; they are solved in closed form from two runs of the result.
+pattern) search from the best point over all of them, (4) the path level solved again, kept
+if the objective is no worse. The counter rates (cache references per microsecond of work,
+miss ratio of steady work) do not change the simulated trajectory; they are solved in closed
+form from two runs of the result.
 The same model, options and starting point give the same fit.
 
 Usage: tools/fit-calibration.py [--write] [--budget N] [--samples N] [--param NAME=VALUE ...]
@@ -34,7 +35,7 @@ Usage: tools/fit-calibration.py [--write] [--budget N] [--samples N] [--param NA
   --list           print the parameters, their bounds and starting values
   --set KEY=VALUE  a scenario override passed to every `bindersim run` (repeatable), e.g.
                    --set kernel.misfit_migration=true (docs/calibration.md)
-Takes six to seven minutes on two cores. Then check at full scale with tools/calibrate.py.
+Takes about 13 minutes on two cores. Then check at full scale with tools/calibrate.py.
 """
 import argparse
 import concurrent.futures
@@ -573,9 +574,12 @@ def main():
                              "context_switch_ref_ns,background_tasks: neither is identifiable "
                              "apart from the binder path level and the background's total "
                              "demand)")
-    parser.add_argument("--seeds", default="1,2,3,4,5,6",
-                        help="schd-dbg seeds whose results are averaged (default 1-6)")
-    parser.add_argument("--bt-seeds", default="1", help="binder-throughput seeds (default 1)")
+    # Twenty seeds: a SCHED_OTHER tier mean varies by about 11% across seeds, so six measure
+    # it to about 4.5% only, and a fit over them rewards lucky seeds.
+    parser.add_argument("--seeds", default=",".join(str(s) for s in range(1, 21)),
+                        help="schd-dbg seeds whose results are averaged (default 1-20)")
+    parser.add_argument("--bt-seeds", default="1,2,3",
+                        help="binder-throughput seeds (default 1,2,3)")
     parser.add_argument("--schd-iterations", type=int, default=10000,
                         help="schd-dbg iterations (default 10000, the reference's)")
     parser.add_argument("--bt-iterations", default="2500,12500",
@@ -631,8 +635,15 @@ def main():
                              [p for p in free if p != "binder_send_ref_ns"], args.samples, log)
         best, objective = compass_search(evaluator, begin, free, args.budget, log)
         if polish:
-            best = polish_send(evaluator, best, log)
-            objective = evaluator.objective(best)[0]
+            # Kept only if the whole objective does not get worse: between nearby candidates
+            # it moves by more than its seed noise (trajectories diverge), so a polished
+            # FIFO row can cost the other rows more than it gains.
+            polished = polish_send(evaluator, best, log)
+            polished_objective = evaluator.objective(polished)[0]
+            if polished_objective <= objective:
+                best, objective = polished, polished_objective
+            else:
+                log(f"  polish kept out: objective {polished_objective:.3f} > {objective:.3f}")
     best = rounded(best)  # what is written, and so what is evaluated and reported
     rates = evaluator.counter_rates(best)
     final_rows = evaluator.rows(rounded(best), rates)
