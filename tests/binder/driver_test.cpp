@@ -890,11 +890,12 @@ TEST(DriverTest, CallRecordHoldsTimesAndTheObservedCpus) {
   });
   h.run_until(10 * kMs);
 
-  ASSERT_EQ(h.user.replies_to(rt).size(), 1U);
-  const CallRecord& record = h.user.replies_to(rt)[0].record;
+  const auto replies = h.user.replies_to(rt);  // a copy: the record below refers into it
+  ASSERT_EQ(replies.size(), 1U);
+  const CallRecord& record = replies[0].record;
   ASSERT_EQ(h.user.received().size(), 1U);
   EXPECT_EQ(record.started, called);
-  EXPECT_EQ(record.finished, h.user.replies_to(rt)[0].time);
+  EXPECT_EQ(record.finished, replies[0].time);
   EXPECT_GT(record.finished - record.started, 200 * kUs);  // CPU 6 runs at reference speed
   EXPECT_LT(record.started, h.user.received()[0].time);
   EXPECT_EQ(record.caller_cpu, 2);
