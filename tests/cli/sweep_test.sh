@@ -223,12 +223,12 @@ check "sweeps/misfit-sensitivity.json expands to 2 x 2 points x 3 selectors x 5 
 check "half of its runs turn misfit migration on" \
   test "$(grep -cF '["misfit_migration",true]' "$TMP/out")" -eq 30
 run sweep expand "$ROOT/sweeps/silver-sensitivity.json"
-check "sweeps/silver-sensitivity.json expands to 2 points x 3 selectors x 5 seeds" \
-  test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 30
+check "sweeps/silver-sensitivity.json expands to 2 points x 3 selectors x 20 seeds" \
+  test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 120
 check "half of its runs put every worker process in the silver cpuset" \
-  test "$(grep -cF '["processes.7.cpuset",[0,1,2,3]]' "$TMP/out")" -eq 15
+  test "$(grep -cF '["processes.7.cpuset",[0,1,2,3]]' "$TMP/out")" -eq 60
 check "and the unpinned background with them, never the per-CPU housekeeping" \
-  test "$(grep -cF '["background.5.affinity",[0,1,2,3]]' "$TMP/out")" -eq 15 -a \
+  test "$(grep -cF '["background.5.affinity",[0,1,2,3]]' "$TMP/out")" -eq 60 -a \
   "$(grep -cF '"background.6.affinity"' "$TMP/out")" -eq 0
 
 # --- help ------------------------------------------------------------------------------------
