@@ -41,10 +41,7 @@ fs::path resolve_data_file(const std::string& name_or_path, const fs::path& dir,
   if (names.empty()) {
     throw ConfigError(message + "; no " + std::string(kinds) + " found in " + dir.string());
   }
-  if (const auto suggestion = closest_name(name_or_path, names)) {
-    message += " (did you mean \"" + *suggestion + "\"?)";
-  }
-  message += "; available " + std::string(kinds) + ": ";
+  message += did_you_mean(name_or_path, names) + "; available " + std::string(kinds) + ": ";
   for (std::size_t i = 0; i < names.size(); ++i) message += (i ? ", " : "") + names[i];
   throw ConfigError(message);
 }

@@ -144,6 +144,11 @@ std::optional<std::string> closest_name(std::string_view word,
   return best;
 }
 
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates) {
+  const auto closest = closest_name(word, candidates);
+  return closest ? " (did you mean " + quote_text(*closest) + "?)" : "";
+}
+
 std::string escape_pointer_token(std::string_view key) {
   std::string out;
   for (char c : key) {
@@ -355,11 +360,7 @@ void ObjectReader::finish() const {
     std::vector<std::string> valid = taken_;
     std::sort(valid.begin(), valid.end());
     valid.erase(std::unique(valid.begin(), valid.end()), valid.end());
-    std::string message = "unknown key";
-    if (const auto suggestion = closest_name(key, valid)) {
-      message += " (did you mean \"" + *suggestion + "\"?)";
-    }
-    message += "; valid keys: ";
+    std::string message = "unknown key" + did_you_mean(key, valid) + "; valid keys: ";
     if (valid.empty()) message += "(none)";
     for (std::size_t i = 0; i < valid.size(); ++i) message += (i ? ", " : "") + valid[i];
     JsonNode(value, std::make_shared<const std::string>(node_.file()),

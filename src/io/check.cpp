@@ -488,10 +488,7 @@ Tolerances read_tolerances(const JsonDocument& document) {
   for (const auto& [name, value] : entries.raw().items()) {
     const JsonNode entry = entries.child(name);
     if (std::find(valid.begin(), valid.end(), name) == valid.end()) {
-      std::string message = "unknown metric name";
-      if (const auto suggestion = closest_name(name, valid)) {
-        message += " (did you mean \"" + *suggestion + "\"?)";
-      }
+      std::string message = "unknown metric name" + did_you_mean(name, valid);
       message +=
           "; valid names: transactions.completed, transactions.per_second, latency.mean_ns, "
           "latency.p50_ns, latency.p99_ns, tiers.share, tiers.mean_ns, tiers.p99_ns, "

@@ -32,11 +32,8 @@ std::unique_ptr<Selector> SelectorRegistry::create(const std::string& name,
   }
 
   const std::vector<std::string> valid = names();
-  std::string message = "unknown selector \"" + name + "\"";
-  if (const auto suggestion = closest_name(name, valid)) {
-    message += " (did you mean \"" + *suggestion + "\"?)";
-  }
-  message += "; valid selectors: ";
+  std::string message =
+      "unknown selector \"" + name + "\"" + did_you_mean(name, valid) + "; valid selectors: ";
   for (std::size_t i = 0; i < valid.size(); ++i) message += (i ? ", " : "") + valid[i];
   throw ConfigError(message);
 }

@@ -65,14 +65,8 @@ class ScenarioParser {
     }
     std::vector<std::string> names;
     for (const auto& p : scenario_.processes) names.push_back(p.name);
-    node.fail("unknown process " + quote_text(name) + suggestion(name, names) +
+    node.fail("unknown process " + quote_text(name) + did_you_mean(name, names) +
               "; valid processes: " + name_list(names));
-  }
-
-  // " (did you mean \"x\"?)" when one of `names` is close to `name`, else "".
-  static std::string suggestion(const std::string& name, const std::vector<std::string>& names) {
-    const auto closest = closest_name(name, names);
-    return closest ? " (did you mean " + quote_text(*closest) + "?)" : "";
   }
 
   TargetChoice parse_target(const JsonNode& target, const std::optional<JsonNode>& node) const {
@@ -104,7 +98,7 @@ class ScenarioParser {
           node->fail("process " +
                      quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
                      " has no node " + quote_text(choice.node_name) +
-                     suggestion(choice.node_name, names) + "; valid nodes: " + name_list(names));
+                     did_you_mean(choice.node_name, names) + "; valid nodes: " + name_list(names));
         }
         const int index = static_cast<int>(it - nodes.begin());
         if (proc != choice.processes.front() && index != choice.node) {

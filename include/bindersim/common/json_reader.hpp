@@ -128,6 +128,8 @@ std::string name_list(std::span<const std::string> names, std::size_t limit = 10
 // The closest of `candidates` to `word` by edit distance, if it is close enough to suggest.
 std::optional<std::string> closest_name(std::string_view word,
                                         std::span<const std::string> candidates);
+// " (did you mean \"x\"?)" with closest_name() quoted, or "" when none is close enough.
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
 // Escapes a key for use in a JSON pointer (RFC 6901: "~" -> "~0", "/" -> "~1").
 std::string escape_pointer_token(std::string_view key);
 
