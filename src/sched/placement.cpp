@@ -33,7 +33,7 @@ namespace {
 
 bool fits(const Scheduler& sched, int tid, int cpu) {
   if (!sched.asym_capacity()) return true;
-  return MainlinePlacement::fits_capacity(sched.task_util(tid), sched.topology().capacity(cpu));
+  return MainlinePlacement::fits_capacity(sched.task_util_est(tid), sched.topology().capacity(cpu));
 }
 
 // rt_task_fits_capacity(): an RT task's utilisation is its uclamp minimum
@@ -221,7 +221,7 @@ int GkiPlacement::select_cpu(Scheduler& sched, int tid, int prev_cpu, const Wake
 bool GkiPlacement::honor_sync(const Scheduler& sched, int tid, const WakeContext& ctx) {
   const int cpu = ctx.waker_cpu;
   return ctx.sync && cpu >= 0 && sched.nr_running(cpu) == 1 && sched.task(tid).allowed_on(cpu) &&
-         MainlinePlacement::fits_capacity(sched.task_util(tid), sched.capacity_of(cpu));
+         MainlinePlacement::fits_capacity(sched.task_util_est(tid), sched.capacity_of(cpu));
 }
 
 bool GkiPlacement::honor_rt_sync(const Scheduler& sched, int tid, const WakeContext& ctx) {
@@ -243,18 +243,20 @@ bool GkiPlacement::honor_rt_sync(const Scheduler& sched, int tid, const WakeCont
 
 namespace {
 
-// The waking task as energy-aware placement sees it: its CPU and its utilisation, which stay
-// the same through one wakeup's estimates (worked out once: a utilisation costs a decay).
+// The waking task as energy-aware placement sees it: its CPU, its utilisation and its
+// estimate, which stay the same through one wakeup's estimates (worked out once: a utilisation
+// costs a decay).
 struct Wakee {
   int cpu;
   double util;
+  int util_est;  // _task_util_est(); the sleeping wakee's is in no run queue's sum
 };
 
 Wakee wakee_of(const Scheduler& sched, int tid) {
-  return {sched.task(tid).cpu, sched.task_util(tid)};
+  return {sched.task(tid).cpu, sched.task_util(tid), sched.task(tid).util_est.value()};
 }
 
-// cpu_util_next() of `wakee`.
+// cpu_util_next() of `wakee`: the CPU's fair utilisation with the task moved to `dst_cpu`.
 double util_next(const Scheduler& sched, int cpu, const Wakee& wakee, int dst_cpu) {
   double util = sched.cpu_util_fair(cpu);
   if (wakee.cpu == cpu && dst_cpu != cpu) {
@@ -262,7 +264,8 @@ double util_next(const Scheduler& sched, int cpu, const Wakee& wakee, int dst_cp
   } else if (wakee.cpu != cpu && dst_cpu == cpu) {
     util += wakee.util;
   }
-  return util;
+  const int util_est = sched.rq(cpu).util_est + (dst_cpu == cpu ? wakee.util_est : 0);
+  return std::max(util, static_cast<double>(util_est));
 }
 
 // compute_energy() of `wakee`.
@@ -316,7 +319,8 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
   if (honor_sync(sched, tid, ctx)) return ctx.waker_cpu;
   const Task& task = sched.task(tid);
   const Wakee wakee = wakee_of(sched, tid);
-  if (wakee.util <= 0) return prev_cpu;  // no utilisation yet: nothing to compare
+  // No utilisation and no estimate yet (task_util_est() is 0): nothing to compare.
+  if (wakee.util <= 0 && wakee.util_est <= 0) return prev_cpu;
   constexpr double kNone = std::numeric_limits<double>::infinity();
   double prev_delta = kNone;
   double best_delta = kNone;

@@ -229,7 +229,7 @@ bool Scheduler::compute_overutilized() const {
     SimTime& below_until = below_until_[static_cast<std::size_t>(cpu)];
     if (now() >= below_until) {
       // cpu_overutilized(): the utilisation no longer fits capacity_of() with the 20% margin.
-      if (cpu_util_fair(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) {
+      if (cpu_util_cfs(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) {
         overutilized_cpu_ = cpu;
         return true;
       }
@@ -241,7 +241,8 @@ bool Scheduler::compute_overutilized() const {
 }
 
 // Until the run queue changes, its fair and RT utilisation move from their values at
-// signals_at towards the current capacity while that class runs, and towards 0 otherwise.
+// signals_at towards the current capacity while that class runs, and towards 0 otherwise; the
+// estimates enqueued there (util_est) stay as they are.
 // So capacity_of() is at least what the larger of the RT values leaves, and a running fair
 // class reaches a threshold below the current capacity only once the decay factor of the
 // time since signals_at falls to k* (PELT: y^n with y^32 = 1/2). The relative margins and the
@@ -254,7 +255,9 @@ SimTime Scheduler::stays_below_until(int cpu) const {
   const double rt_max = rt_running ? std::max(r.util_rt, capacity) : r.util_rt;
   const double threshold =
       std::max(1.0, context_.topology.capacity(cpu) - rt_max) * 1024.0 / 1280.0 * (1.0 - 1e-9);
-  if (r.util_fair >= threshold) return now();  // ask again next time
+  if (std::max(r.util_fair, static_cast<double>(r.util_est)) >= threshold) {
+    return now();  // ask again next time
+  }
   if (!fair_running || capacity <= threshold) return engine::kNever;
   const double k_star = (capacity - threshold) / (capacity - r.util_fair);
   constexpr double kHalfLifeNs = 32.0 * 1024.0 * 1000.0;
@@ -420,6 +423,36 @@ void Scheduler::update_min_vruntime(int cpu) {
   }
 }
 
+// --- util_est ----------------------------------------------------------------------------
+
+void Scheduler::util_est_enqueue(Task& task, int cpu) {
+  if (!tunables_.util_est || task.is_rt()) return;
+  BSIM_CHECK(task.util_est_cpu < 0);
+  sync_rq_signals(cpu);  // the run queue's utilisation changes
+  q(cpu).util_est += task.util_est.value();
+  task.util_est_cpu = cpu;
+}
+
+void Scheduler::util_est_dequeue(Task& task) {
+  if (task.util_est_cpu < 0) return;
+  sync_rq_signals(task.util_est_cpu);
+  int& sum = q(task.util_est_cpu).util_est;
+  sum -= std::min(sum, task.util_est.value());
+  task.util_est_cpu = -1;
+}
+
+// The task, dequeued from `cpu` to sleep, with its PELT signals current.
+void Scheduler::util_est_update(Task& task, int cpu) {
+  if (!tunables_.util_est || task.is_rt()) return;
+  UtilEstSample sample;
+  sample.util = static_cast<int>(task.util.value());
+  // The kernel's runnable average is scaled like its utilisation (by the CPU's capacity and
+  // frequency); the model's runnable fraction is scaled here by the current capacity.
+  sample.runnable = static_cast<int>(task.runnable.value() * current_capacity(cpu) / 1024.0);
+  sample.capacity_orig = context_.topology.capacity(cpu);
+  task.util_est.on_sleep(now(), sample);
+}
+
 // --- queues ------------------------------------------------------------------------------
 
 void Scheduler::enqueue(int cpu, int tid) {
@@ -538,6 +571,7 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   task.pending_ipi = 0;
   task.pending_idle_exit = 0;
   enqueue(cpu, tid);
+  util_est_enqueue(task, cpu);
   if (auto* tracer = context_.tracer) tracer->sched_wakeup(*this, tid, ctx);
   update_pelt(task);
   check_preempt(cpu, tid, ctx.waker_cpu);
@@ -766,9 +800,11 @@ void Scheduler::migrate_queued(int tid, int to_cpu) {
   const int from = task.cpu;
   account_progress(from);
   dequeue(from, tid);
+  util_est_dequeue(task);
   update_pelt(task);
   place_on_cpu(task, to_cpu);
   enqueue(to_cpu, tid);
+  util_est_enqueue(task, to_cpu);
   update_pelt(task);
   update_frequency(context_.topology.cluster_of(from));
   update_frequency(context_.topology.cluster_of(to_cpu));
@@ -919,6 +955,8 @@ void Scheduler::switch_out(int tid, TaskState state) {
   task.overhead_ns = 0;
   task.work_ref_ns = 0;
   update_pelt(task);
+  util_est_dequeue(task);
+  util_est_update(task, cpu);
   if (state == TaskState::kDead) {
     detach_signals(task);
     task.cpu = -1;  // no longer attached to a run queue's load
@@ -965,11 +1003,13 @@ void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority
   update_pelt(task);
   if (task.cpu >= 0) sync_rq_signals(task.cpu);
   detach_signals(task);
+  util_est_dequeue(task);  // dequeue_task() for the change: no update of the estimate
   task.policy = policy;
   task.nice = nice;
   task.rt_priority = rt_priority;
   task.weight = nice_to_weight(nice);
   if (task.cpu >= 0) attach_signals(task, task.cpu);
+  if (queued || running) util_est_enqueue(task, task.cpu);
   if (was_rt && !task.is_rt() && task.cpu >= 0) {
     task.vruntime = std::max(task.vruntime, q(task.cpu).min_vruntime);
   }
@@ -1109,7 +1149,7 @@ void Scheduler::update_misfit_status(int cpu) {
   if (!misfit_active_ || r.curr < 0) return;
   const Task& task = t(r.curr);
   if (task.is_rt() || std::popcount(task.params.affinity) == 1) return;
-  r.misfit = !MainlinePlacement::fits_capacity(task_util(r.curr), capacity_of(cpu));
+  r.misfit = !MainlinePlacement::fits_capacity(task_util_est(r.curr), capacity_of(cpu));
 }
 
 // Whether `dst_cpu` may take the misfit task running on `src_cpu`: `dst_cpu` has clearly more
@@ -1201,8 +1241,10 @@ void Scheduler::active_migrate(int src_cpu, int dst_cpu) {
   task.enqueue_seq = next_enqueue_seq_++;
   count_switch_out(task);
   ++misfit_migrations_;
+  util_est_dequeue(task);
   place_on_cpu(task, dst_cpu);
   enqueue(dst_cpu, tid);
+  util_est_enqueue(task, dst_cpu);
   update_pelt(task);
   if (task.watch_switches) owner_->on_switch(tid, false);
   schedule_cpu(src_cpu);

@@ -351,6 +351,7 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     tunables.newidle_balance = k.bool_or("newidle_balance", tunables.newidle_balance);
     tunables.periodic_balance = k.bool_or("periodic_balance", tunables.periodic_balance);
     tunables.misfit_migration = k.bool_or("misfit_migration", tunables.misfit_migration);
+    tunables.util_est = k.bool_or("util_est", tunables.util_est);
     k.optional("source");
     k.finish();
   }

@@ -24,27 +24,19 @@ constexpr int kSilver = 0;  // cluster ids
 constexpr int kGold = 1;
 constexpr int kPrimeCluster = 2;
 
-SchedTunables governed(Governor governor, int rt_uclamp_min = 1024) {
+SchedTunables governed(Governor governor, int rt_uclamp_min = 1024, bool util_est = true) {
   SchedTunables tunables;
   tunables.governor = governor;
   tunables.rt_uclamp_min = rt_uclamp_min;
+  tunables.util_est = util_est;
   return tunables;
-}
-
-// Index of the lowest operating point at or above `khz` (the top one when none is): the
-// frequency the cpufreq driver resolves a request to (CPUFREQ_RELATION_L).
-int opp_at_or_above(const topology::FrequencyDomain& domain, double khz) {
-  for (std::size_t i = 0; i < domain.opps.size(); ++i) {
-    if (static_cast<double>(domain.opps[i].freq_khz) >= khz) return static_cast<int>(i);
-  }
-  return static_cast<int>(domain.opps.size()) - 1;
 }
 
 // A scheduler under a chosen governor, its parts reachable from a test body.
 class FreqHarness : public SchedHarness {
  public:
-  explicit FreqHarness(Governor governor, int rt_uclamp_min = 1024)
-      : SchedHarness(governed(governor, rt_uclamp_min)) {}
+  explicit FreqHarness(Governor governor, int rt_uclamp_min = 1024, bool util_est = true)
+      : SchedHarness(governed(governor, rt_uclamp_min, util_est)) {}
 
   Scheduler& sched() { return sched_; }
   FakeOwner& owner() { return owner_; }
@@ -74,6 +66,13 @@ class SchedutilTest : public ::testing::Test, public FreqHarness {
   SchedutilTest() : FreqHarness(Governor::kSchedutil) {}
 };
 
+// schedutil following PELT alone: without util_est, whose estimate would hold the frequency
+// of a task's last activation while it is enqueued (util_est_test.cpp).
+class SchedutilPeltTest : public ::testing::Test, public FreqHarness {
+ protected:
+  SchedutilPeltTest() : FreqHarness(Governor::kSchedutil, 1024, false) {}
+};
+
 // --- schedutil -----------------------------------------------------------------------------
 
 TEST_F(SchedutilTest, ContinuouslyBusyTaskDrivesItsClusterToTheTopOpp) {
@@ -99,7 +98,7 @@ TEST_F(SchedutilTest, ContinuouslyBusyTaskDrivesItsClusterToTheTopOpp) {
   EXPECT_LT(sched_.mean_freq_khz(kGold), static_cast<double>(fmax(kGold)));
 }
 
-TEST_F(SchedutilTest, PeriodicTaskSettlesWhereItsUtilisationWithHeadroomPoints) {
+TEST_F(SchedutilPeltTest, PeriodicTaskSettlesWhereItsUtilisationWithHeadroomPoints) {
   // Every 10 ms, 3 ms of reference work arrives for a task on gold CPU 4 (added to its segment
   // if it is still running): a frequency-invariant utilisation around 1024 x 3 / 10 = 307. At
   // each wakeup and block of the task, schedutil either requests the lowest operating point at

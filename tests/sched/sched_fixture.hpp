@@ -58,6 +58,15 @@ inline topology::Topology load_sa8155p(IdleStates idle_states = IdleStates::kWfi
       JsonNode(doc, std::make_shared<const std::string>(path + " (WFI only)"), ""));
 }
 
+// Index of the lowest operating point at or above `khz` (the top one when none is): the
+// frequency the cpufreq driver resolves a request to (CPUFREQ_RELATION_L).
+inline int opp_at_or_above(const topology::FrequencyDomain& domain, double khz) {
+  for (std::size_t i = 0; i < domain.opps.size(); ++i) {
+    if (static_cast<double>(domain.opps[i].freq_khz) >= khz) return static_cast<int>(i);
+  }
+  return static_cast<int>(domain.opps.size()) - 1;
+}
+
 inline TaskParams fair_params(const std::string& name, int nice = 0, std::uint64_t affinity = 0) {
   TaskParams params;
   params.name = name;

@@ -156,6 +156,7 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_TRUE(s.kernel.sched.newidle_balance);
   EXPECT_TRUE(s.kernel.sched.periodic_balance);
   EXPECT_TRUE(s.kernel.sched.misfit_migration);
+  EXPECT_TRUE(s.kernel.sched.util_est);
   EXPECT_EQ(s.kernel.selector, "fifo");
   EXPECT_EQ(s.kernel.inheritance, binder::PriorityInheritance::kAndroid);
 
@@ -220,7 +221,9 @@ TEST_F(ScenarioTest, BalanceSwitchesParse) {
   nlohmann::json value = shipped();
   value["kernel"]["misfit_migration"] = false;
   value["kernel"]["periodic_balance"] = false;
+  value["kernel"]["util_est"] = false;
   const Scenario parsed = parse(value);
+  EXPECT_FALSE(parsed.kernel.sched.util_est);
   EXPECT_FALSE(parsed.kernel.sched.misfit_migration);
   EXPECT_FALSE(parsed.kernel.sched.periodic_balance);
   EXPECT_TRUE(parsed.kernel.sched.newidle_balance);
@@ -374,7 +377,7 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
           ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
           "alloc_lock, alloc_page_install, cpufreq_governor, memory_pressure, "
           "misfit_migration, newidle_balance, periodic_balance, placement, priority_inheritance, "
-          "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source");
+          "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source, util_est");
 }
 
 TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {

@@ -80,6 +80,12 @@ struct SchedTunables {
   // its CPU is moved by active balance to an idle CPU of more capacity (kicked from its CPU's
   // tick, or pulled by a bigger CPU going idle).
   bool misfit_migration = true;
+  // The UTIL_EST scheduler feature (on by default): fair tasks keep an estimate of their
+  // utilisation across sleeps (sched/util_est.hpp). Placement's fitness checks use the larger
+  // of a task's utilisation and its estimate; a CPU's fair utilisation (overutilisation,
+  // schedutil, energy estimates) is the larger of its PELT sum and the estimates of the fair
+  // tasks enqueued there.
+  bool util_est = true;
   Governor governor = Governor::kPerformance;
   // schedutil's rate_limit_us: no new frequency request sooner than this after the last one.
   SimTime schedutil_rate_limit_ns = engine::kMillisecond;
@@ -137,6 +143,8 @@ struct RunQueue {
   double util_fair = 0;
   double load_fair = 0;
   double util_rt = 0;
+  // util_est.enqueued of the cfs_rq: the estimates of the fair tasks running or queued here.
+  int util_est = 0;
   // Tick: runs while the CPU is busy (NOHZ idle stops it).
   bool tick_pending = false;
   SimTime next_balance = 0;  // periodic load balance due at the first tick from here
@@ -214,15 +222,24 @@ class Scheduler final : public engine::EventHandler {
   // Highest priority (lowest value) of RT tasks running or queued on `cpu`; kMaxRtPrio if none.
   int highest_rt_prio(int cpu) const;
   // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included):
-  // cpu_util() is fair plus RT, as the energy model and schedutil see it.
+  // cpu_util() is cpu_util_cfs() plus RT, as the energy model and schedutil see it.
   double cpu_load(int cpu) const;
   double cpu_util(int cpu) const {
     const UtilMemo& util = util_memo(cpu);
-    return util.fair + util.rt;
+    return std::max(util.fair, static_cast<double>(rq(cpu).util_est)) + util.rt;
   }
+  // The PELT sum of the fair tasks attached to `cpu` (util_avg of its cfs_rq).
   double cpu_util_fair(int cpu) const { return util_memo(cpu).fair; }
+  // cpu_util_cfs(): that sum or, if larger, the estimates of the fair tasks enqueued there.
+  double cpu_util_cfs(int cpu) const {
+    return std::max(cpu_util_fair(cpu), static_cast<double>(rq(cpu).util_est));
+  }
   double cpu_util_rt(int cpu) const { return util_memo(cpu).rt; }
   double task_util(int tid) const;
+  // task_util_est(): the task's utilisation or, if larger, its estimate (placement's fitness).
+  double task_util_est(int tid) const {
+    return std::max(task_util(tid), static_cast<double>(task(tid).util_est.value()));
+  }
   // capacity_of(): the original capacity less what RT tasks use (at least 1).
   double capacity_of(int cpu) const {
     return std::max(1.0, context_.topology.capacity(cpu) - cpu_util_rt(cpu));
@@ -240,7 +257,7 @@ class Scheduler final : public engine::EventHandler {
   double cpu_frequency_util(int cpu) const;
   // The same clamping for a utilisation `util` the CPU would have (placement's estimates).
   double frequency_util(int cpu, double util) const;
-  // The root domain is overutilised: some CPU's fair utilisation exceeds 80% of capacity_of().
+  // The root domain is overutilised: some CPU's cpu_util_cfs() exceeds 80% of capacity_of().
   bool overutilized() const;
   // Load balancing is active: not when the energy-aware placement has an energy model and the
   // system is not overutilised (the kernel then leaves placement to wakeups).
@@ -321,6 +338,11 @@ class Scheduler final : public engine::EventHandler {
   bool may_take_misfit(int src_cpu, int dst_cpu, BalanceKind kind) const;
   void active_migrate(int src_cpu, int dst_cpu);
   void update_min_vruntime(int cpu);
+  // util_est_enqueue() / util_est_dequeue(): a fair task's estimate joins or leaves the sum of
+  // the run queue it is enqueued on; util_est_update() when it goes to sleep.
+  void util_est_enqueue(Task& task, int cpu);
+  void util_est_dequeue(Task& task);
+  void util_est_update(Task& task, int cpu);
   void enqueue(int cpu, int tid);
   void dequeue(int cpu, int tid);
   void place_on_cpu(Task& task, int cpu);

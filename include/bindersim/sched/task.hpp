@@ -7,6 +7,7 @@
 
 #include "bindersim/engine/time.hpp"
 #include "bindersim/sched/pelt.hpp"
+#include "bindersim/sched/util_est.hpp"
 #include "bindersim/sched/walt_demand.hpp"
 
 namespace bindersim::sched {
@@ -100,6 +101,10 @@ struct Task {
   // PELT: utilisation (running, capacity-invariant) and runnable fraction.
   PeltSignal util;
   PeltSignal runnable;
+  // util_est (kept only with SchedTunables::util_est), and the CPU whose run queue sum holds
+  // its value while the task is enqueued there as a fair task (-1: none).
+  UtilEstimate util_est;
+  int util_est_cpu = -1;
   // WALT's window-based demand (kept only when the placement asks for it: tracks_walt_demand()).
   WaltDemand walt;
 
