@@ -263,14 +263,23 @@ void WorkloadRunner::check_iteration_time(int tid) {
 void WorkloadRunner::spawn_helper(int tid) {
   const Step& step = *state(tid).thread_step;
   const int client = state(tid).client;
+  const int proc = driver_.process_of(tid);
   sched::TaskParams params;
-  const ClientSpec& spec = *loops_[static_cast<std::size_t>(client)];
-  params.name = spec.name + ":thread";
   params.policy = step.policy;
   params.nice = step.nice;
   params.rt_priority = step.rt_priority;
-  params.working_set_bytes = spec.working_set_bytes;
-  const int child = driver_.create_thread(driver_.process_of(tid), params);
+  if (client >= 0) {
+    const ClientSpec& spec = *loops_[static_cast<std::size_t>(client)];
+    params.name = spec.name + ":thread";
+    params.working_set_bytes = spec.working_set_bytes;
+  } else {
+    // Created by a looper running a node's handler: named after, and sized like, its process's
+    // loopers.
+    const ProcessSpec& spec = scenario_.processes[static_cast<std::size_t>(proc)];
+    params.name = spec.name + ":thread";
+    params.working_set_bytes = spec.looper_working_set_bytes;
+  }
+  const int child = driver_.create_thread(proc, params);
   ThreadState& c = state(child);
   c = ThreadState{};                 // the slot may have belonged to an exited thread
   ThreadState& parent = state(tid);  // taken after state(child), which may grow the vector

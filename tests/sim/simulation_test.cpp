@@ -200,6 +200,29 @@ TEST(SimulationLimitsTest, LoopWhoseIterationsTakeNoTimeStopsWithOneError) {
   EXPECT_TRUE(testing::run_scenario(scenario, "fifo").clients_finished);
 }
 
+TEST(SimulationLimitsTest, HandlerCreatingAThreadRunsItAndReplies) {
+  // A node's handler creates a thread and joins it before replying: the thread belongs to the
+  // server process (named and sized like its loopers), and every call completes. A looper has
+  // no client loop to name the thread after (the run crashed).
+  auto scenario = testing::scaled_scenario("sync-wakeup", 20);
+  workload::Step work;
+  work.op = workload::Step::Op::kCompute;
+  work.amount = {workload::Quantity::Kind::kConstant, 20'000, 0};
+  workload::Step thread;
+  thread.op = workload::Step::Op::kThread;
+  thread.create_ref_ns = 1'000;
+  thread.start_ref_ns = 1'000;
+  thread.exit_ref_ns = 1'000;
+  thread.steps = std::make_shared<workload::Steps>(workload::Steps{work});
+  thread.pointer = "/processes/0/nodes/0/handler/0";
+  scenario.processes[0].nodes[0].handler = {thread};
+  const auto result = testing::run_scenario(scenario, "fifo");
+  EXPECT_TRUE(result.clients_finished);
+  EXPECT_EQ(result.completed, 20U);
+  // Each call waited for its helper's 20 us of reference work.
+  EXPECT_GT(result.latency.mean(), 20'000.0);
+}
+
 TEST(SimulationLimitsTest, UnfinishedClientsAreReported) {
   // Without a thread pool the server never reads its calls: the background load keeps the run
   // going until the time limit, and the result says the clients did not finish.
