@@ -288,7 +288,13 @@ double Scheduler::mean_freq_khz(int cluster) const {
 SimTime Scheduler::scaled_ns(std::int64_t work_ref_ns, int cpu) const {
   // Reference work is defined on a capacity-1024 CPU at its maximum frequency.
   const std::int64_t speed = speed_milli_[static_cast<std::size_t>(cpu)];
-  return (work_ref_ns * 1024000 + speed - 1) / speed;
+  constexpr std::int64_t kExactBelow = std::int64_t{1} << 42;  // x 1024000 stays below 2^62
+  if (work_ref_ns < kExactBelow) [[likely]] {
+    return (work_ref_ns * 1024000 + speed - 1) / speed;
+  }
+  // Work beyond any scenario's limits (accumulated in one segment): capped far beyond any run.
+  const long double ns = static_cast<long double>(work_ref_ns) * 1024000.0L / speed;
+  return static_cast<SimTime>(std::min(ns, static_cast<long double>(kLongestSpan)));
 }
 
 std::int64_t Scheduler::work_for_ns(SimTime ns, int cpu) const {
@@ -405,7 +411,10 @@ void Scheduler::rearm(int cpu) {
     return;
   }
   const Task& task = t(r.curr);
-  const SimTime done = now() + task.overhead_ns + scaled_ns(task.work_ref_ns, cpu);
+  // Stalls and work are bounded by the topology's and the scenario's limits; the sum is
+  // capped all the same, so that no input can make the completion time overflow.
+  const SimTime done =
+      now() + std::min(task.overhead_ns + scaled_ns(task.work_ref_ns, cpu), kLongestSpan);
   if (done == r.done_at && r.done_tid == r.curr) return;
   ++r.generation;
   r.done_at = done;
@@ -684,9 +693,8 @@ void Scheduler::switch_in(int cpu, int tid) {
   task.slice_start = now();
   r.segment_start = now();
   const SimTime switch_cost = scaled_ns(context_.topology.costs().context_switch_ref_ns, cpu);
-  task.overhead_ns += switch_cost;
-  task.switch_stall_left += switch_cost;
-  task.overhead_ns += cost_.on_switch_in(tid, cpu);
+  task.switch_stall_left = capped_sum(task.switch_stall_left, switch_cost);
+  task.overhead_ns = capped_sum(task.overhead_ns, switch_cost + cost_.on_switch_in(tid, cpu));
   if (task.resume_pending) {
     // The wait since the wakeup: the IPI, then the idle exit, the rest behind other tasks.
     const SimTime waited = now() - task.woken_at;
@@ -935,7 +943,7 @@ void Scheduler::add_overhead(int tid, SimTime ns) {
   Task& task = t(tid);
   const bool running = task.state == TaskState::kRunning;
   if (running) account_progress(task.cpu);
-  task.overhead_ns += ns;
+  task.overhead_ns = capped_sum(task.overhead_ns, ns);
   if (running) rearm(task.cpu);
 }
 

@@ -428,6 +428,11 @@ int WaltPlacement::select_task_rq_rt(const Scheduler& sched, int tid, int prev_c
 
 int WaltPlacement::select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) {
   if (sched.task(tid).is_rt()) return select_task_rq_rt(sched, tid, prev_cpu, ctx);
+  // Without an energy model (no performance domains) WALT's search gives up and the kernel's
+  // own select_task_rq_fair() decides.
+  if (!sched.topology().has_energy_model()) {
+    return MainlinePlacement::select_task_rq_fair(sched, tid, prev_cpu, ctx);
+  }
   return find_energy_efficient_cpu(sched, tid, prev_cpu, ctx);
 }
 

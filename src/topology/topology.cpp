@@ -32,9 +32,11 @@ constexpr std::int64_t kMaxFreqKhz = 100'000'000;  // 100 GHz
 // The lowest operating point of a cluster is at least this fraction of its highest (real SoCs
 // span about 1:10); it keeps a CPU's speed at the lowest point above zero.
 constexpr std::int64_t kMaxFrequencyRange = 100;
-constexpr std::int64_t kMaxDmipsMhz = 1 << 20;          // device tree values are around 1024
-constexpr std::int64_t kMaxCacheKib = 1 << 30;          // 1 TiB
-constexpr double kMaxLatencyNs = 1e9;                   // 1 s per line
+constexpr std::int64_t kMaxDmipsMhz = 1 << 20;  // device tree values are around 1024
+constexpr std::int64_t kMaxCacheKib = 1 << 30;  // 1 TiB
+// 1 ms per line: a refill of the largest working set (2^32 lines) through every level then
+// stays within days of simulated time, far from overflowing the clock.
+constexpr double kMaxLatencyNs = 1e6;
 constexpr double kMaxIdleUs = 1e9;                      // 1000 s
 constexpr std::int64_t kMaxCostNs = 1'000'000'000'000;  // 1000 s
 constexpr int kCapacityScale = 1024;

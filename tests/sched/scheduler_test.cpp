@@ -824,5 +824,19 @@ TEST_F(SchedTest, TimeAccountSplitsTheWaitAndTheRunOfAWakeup) {
   EXPECT_EQ(after.work - before.work, work_ns);
 }
 
+TEST_F(SchedTest, StallsThatKeepGrowingAreCappedInsteadOfOverflowingTheClock) {
+  // Stalls far beyond any run (each 2^60 ns) added while the task runs: the completion time is
+  // capped (at 2^61 ns from now) instead of wrapping around, and the run goes on.
+  const int tid = spawn(fair_params("stalled"), 10 * kMicrosecond, 0);
+  run_for(5 * kMicrosecond);
+  ASSERT_EQ(sched_.task(tid).state, TaskState::kRunning);
+  for (int i = 0; i < 8; ++i) sched_.add_overhead(tid, SimTime{1} << 60);
+  const SimTime done_at = sched_.rq(sched_.task(tid).cpu).done_at;
+  EXPECT_GT(done_at, now());
+  EXPECT_LE(done_at, now() + (SimTime{1} << 61));
+  run_for(kMillisecond);
+  EXPECT_EQ(sched_.task(tid).state, TaskState::kRunning);
+}
+
 }  // namespace
 }  // namespace bindersim::sched::fixture

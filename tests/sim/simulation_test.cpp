@@ -1,9 +1,13 @@
 // Whole-simulation properties: determinism, seeds, selectors and the consistency of results.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "sim_fixture.hpp"
 
@@ -221,6 +225,26 @@ TEST(SimulationLimitsTest, HandlerCreatingAThreadRunsItAndReplies) {
   EXPECT_EQ(result.completed, 20U);
   // Each call waited for its helper's 20 us of reference work.
   EXPECT_GT(result.latency.mean(), 20'000.0);
+}
+
+TEST(SimulationLimitsTest, WaltWithoutAnEnergyModelFallsBackToTheKernelsPlacement) {
+  // A topology without operating points has no energy model: WALT's energy search has nothing
+  // to estimate with (it read past an empty table), and select_task_rq_fair() decides.
+  const std::string path = testing::kSourceDir + "/topologies/sa8155p.json";
+  std::ifstream in(path);
+  nlohmann::json doc = nlohmann::json::parse(in);
+  for (nlohmann::json& cluster : doc.at("clusters")) cluster.erase("cpufreq");
+  const auto topology = topology::Topology::from_json(
+      JsonNode(doc, std::make_shared<const std::string>(path + " (no cpufreq)"), ""));
+  ASSERT_FALSE(topology.has_energy_model());
+  auto scenario = testing::scaled_scenario("schd-dbg", 100);
+  scenario.kernel.sched.governor = sched::Governor::kPerformance;
+  sim::RunOptions options;
+  options.selector = "fifo";
+  options.placement = "walt";
+  const auto result = sim::run(scenario, topology, testing::builtin_registry(), options);
+  EXPECT_TRUE(result.clients_finished);
+  EXPECT_EQ(result.completed, 200U);
 }
 
 TEST(SimulationLimitsTest, UnfinishedClientsAreReported) {

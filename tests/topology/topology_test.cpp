@@ -410,6 +410,16 @@ TEST_F(Sa8155pTest, NonPositiveLatencyIsRejected) {
             "number, got 0");
 }
 
+TEST_F(Sa8155pTest, LatencyAboveAMillisecondPerLineIsRejected) {
+  // A refill of the largest working set through every level must stay far from overflowing
+  // the simulated clock.
+  const std::string error =
+      error_after([](nlohmann::json& value) { value["memory"]["latency_ns"] = 2e6; });
+  EXPECT_EQ(error,
+            "topologies/x.json: /memory/latency_ns: expected a number no larger than 1e+06, got "
+            "2000000.0");
+}
+
 TEST_F(Sa8155pTest, MissingKeyNamesTheObject) {
   const std::string error =
       error_after([](nlohmann::json& value) { value["clusters"][2].erase("uarch"); });

@@ -304,6 +304,12 @@ class Scheduler final : public engine::EventHandler {
   Task& t(int tid) { return tasks_[static_cast<std::size_t>(tid)]; }
   RunQueue& q(int cpu) { return rqs_[static_cast<std::size_t>(cpu)]; }
 
+  // The longest a segment may take: 2^61 ns (73 years), far beyond any run's time limit, so
+  // that now() plus it never overflows.
+  static constexpr SimTime kLongestSpan = SimTime{1} << 61;
+  // a + b for spans of at most kLongestSpan each, capped at kLongestSpan: a stall that grows at
+  // every switch-in of a task that is preempted before it is paid stays bounded.
+  static SimTime capped_sum(SimTime a, SimTime b) { return std::min(a + b, kLongestSpan); }
   SimTime scaled_ns(std::int64_t work_ref_ns, int cpu) const;
   std::int64_t work_for_ns(SimTime ns, int cpu) const;
   // Charges the running task of `cpu` for the time since its segment's last accounting. Most
