@@ -1,5 +1,7 @@
 #include "bindersim/engine/engine.hpp"
 
+#include <algorithm>
+
 #include "bindersim/common/error.hpp"
 
 namespace bindersim::engine {
@@ -32,6 +34,21 @@ void Engine::set_progress(ProgressHook* hook, std::uint64_t every_events) {
   progress_ = hook;
   progress_every_ = every_events;
   progress_at_ = hook != nullptr ? dispatched_ + every_events : UINT64_MAX;
+  check_at_ = std::min(stall_check_at_, progress_at_);
+}
+
+void Engine::on_check() {
+  if (dispatched_ == stall_check_at_) {
+    // Times only grow: the same time at two checks means every event between was at it.
+    if (now_ == time_at_stall_check_) throw ClockStalled(now_, kStallEvents);
+    time_at_stall_check_ = now_;
+    stall_check_at_ += kStallEvents;
+  }
+  if (dispatched_ == progress_at_) {
+    progress_at_ += progress_every_;
+    progress_->on_progress(now_, dispatched_);
+  }
+  check_at_ = std::min(stall_check_at_, progress_at_);
 }
 
 void Engine::run(SimTime until) {
@@ -45,10 +62,8 @@ void Engine::run(SimTime until) {
                                          (std::uint64_t{event.kind} << 32) | event.id);
     fingerprint_ = mix(fingerprint_, event.arg);
     handlers_[event.target]->on_event(event);
-    if (dispatched_ == progress_at_) [[unlikely]] {
-      progress_at_ += progress_every_;
-      progress_->on_progress(now_, dispatched_);
-    }
+    if (dispatched_ == check_at_) [[unlikely]]
+      on_check();
   }
 }
 

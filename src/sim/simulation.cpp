@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "bindersim/binder/driver.hpp"
+#include "bindersim/common/error.hpp"
 #include "bindersim/cost/cost_model.hpp"
 #include "bindersim/engine/context.hpp"
 #include "bindersim/sched/placement.hpp"
@@ -136,7 +137,15 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
 
   if (options.tracer != nullptr) options.tracer->begin(scheduler);
   runner.start();
-  context.engine.run(scenario.time_limit_ns);
+  try {
+    context.engine.run(scenario.time_limit_ns);
+  } catch (const engine::ClockStalled& stalled) {
+    throw ConfigError(scenario.file + ": the simulated clock stopped at " +
+                      std::to_string(stalled.at()) + " ns: " + std::to_string(stalled.events()) +
+                      " events in a row took no simulated time, so the run would never end; give "
+                      "the steps that repeat (handlers, calls, loops) work that takes time, and "
+                      "the topology's binder path costs values above 0");
+  }
   if (options.tracer != nullptr) options.tracer->end(scheduler);
 
   result.simulated_ns = context.engine.now();

@@ -479,6 +479,49 @@ TEST(EngineTest, AChainOfSelfScheduledEventsRunsToTheEnd) {
   }
 }
 
+// Schedules its next event `step` ns after each one, for ever.
+class Repeater : public EventHandler {
+ public:
+  Repeater(Engine& engine, SimTime step) : engine_(engine), step_(step) {}
+  void on_event(const Event& /*event*/) override {
+    engine_.schedule(engine_.now() + step_, target, 0, 0);
+  }
+  std::uint16_t target = 0;
+
+ private:
+  Engine& engine_;
+  SimTime step_;
+};
+
+TEST(EngineTest, AClockThatStopsIsReportedInsteadOfRunningForEver) {
+  // Events at one instant without end: run() throws once the clock has stayed there over a
+  // whole check interval (between one and two intervals of events).
+  Engine engine;
+  Repeater r(engine, 0);
+  r.target = engine.add_handler(r);
+  engine.schedule(7, r.target, 0, 0);
+  try {
+    engine.run();
+    FAIL() << "a loop at one instant ran to completion";
+  } catch (const ClockStalled& stalled) {
+    EXPECT_EQ(stalled.at(), 7);
+    EXPECT_EQ(stalled.events(), Engine::kStallEvents);
+    EXPECT_GE(engine.events_dispatched(), Engine::kStallEvents);
+    EXPECT_LE(engine.events_dispatched(), 2 * Engine::kStallEvents);
+  }
+}
+
+TEST(EngineTest, AClockThatMovesOnlyNowAndThenIsNotStalled) {
+  // A nanosecond step: the clock moves between every two checks, and the run ends at its limit.
+  Engine engine;
+  Repeater r(engine, 1);
+  r.target = engine.add_handler(r);
+  engine.schedule(0, r.target, 0, 0);
+  const auto limit = static_cast<SimTime>(3 * Engine::kStallEvents);
+  engine.run(limit);
+  EXPECT_EQ(engine.now(), limit);
+}
+
 // Stops the engine at the first event of kind 1.
 class Stopper : public EventHandler {
  public:

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 
 #include "bindersim/engine/event_queue.hpp"
 #include "bindersim/engine/time.hpp"
@@ -25,6 +26,20 @@ class ProgressHook {
   virtual void on_progress(SimTime now, std::uint64_t events_dispatched) = 0;
 };
 
+// Thrown by Engine::run() when the clock has not moved for kStallEvents events in a row: the
+// model loops at one instant (steps that all take no time) and would never finish.
+class ClockStalled : public std::runtime_error {
+ public:
+  ClockStalled(SimTime at, std::uint64_t events)
+      : std::runtime_error("the simulated clock stopped"), at_(at), events_(events) {}
+  SimTime at() const { return at_; }
+  std::uint64_t events() const { return events_; }
+
+ private:
+  SimTime at_;
+  std::uint64_t events_;
+};
+
 // Runs events in (time, sequence) order and hashes every dispatched event into a fingerprint:
 // two runs with equal fingerprints followed the same trajectory.
 class Engine {
@@ -40,7 +55,10 @@ class Engine {
                 std::uint64_t arg = 0);
 
   // Runs until the queue is empty, stop() is called, or the next event is later than `until`.
+  // Throws ClockStalled when the clock stays at one instant over a whole interval of
+  // kStallEvents events (checked every kStallEvents events: after at most twice that many).
   void run(SimTime until = kNever);
+  static constexpr std::uint64_t kStallEvents = std::uint64_t{1} << 24;
   // Makes run() return after the current event.
   void stop() { stopped_ = true; }
 
@@ -63,6 +81,12 @@ class Engine {
   ProgressHook* progress_ = nullptr;
   std::uint64_t progress_every_ = 0;
   std::uint64_t progress_at_ = UINT64_MAX;  // dispatched_ count of the next call
+  // The clock's check: its time at the last one, and when the next one is due.
+  SimTime time_at_stall_check_ = -1;
+  std::uint64_t stall_check_at_ = kStallEvents;
+  // The earlier of the two: run() compares one count per event.
+  std::uint64_t check_at_ = kStallEvents;
+  void on_check();
 };
 
 }  // namespace bindersim::engine
