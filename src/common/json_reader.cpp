@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <fstream>
+#include <iterator>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "bindersim/common/error.hpp"
@@ -66,6 +69,246 @@ std::string printable(std::string_view text) {
     }
   }
   return out;
+}
+
+// A JSON pointer as a message shows it: "/" for the root, escaped (a key may hold a newline)
+// and shortened (a key may be megabytes long).
+std::string display_pointer(const std::string& pointer) {
+  constexpr std::size_t kMaxPointerChars = 200;
+  std::string out = pointer.empty() ? "/" : escaped_text(pointer);
+  if (out.size() > kMaxPointerChars) out = out.substr(0, kMaxPointerChars) + "...";
+  return out;
+}
+
+// What a path that is not a regular file is, for "expected ..., got <kind>".
+std::string describe_file_type(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::directory:
+      return "a directory";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::fifo:
+      return "a FIFO";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    default:
+      return "a file that is not a regular file";
+  }
+}
+
+// A pointer into the text being parsed that records in `*read_to` how far the parser has read:
+// nlohmann's parser callback does not say where in the text it is.
+class TrackingIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  TrackingIterator(const char* at, const char** read_to) : at_(at), read_to_(read_to) {}
+  reference operator*() const { return *at_; }
+  TrackingIterator& operator++() {
+    *read_to_ = ++at_;
+    return *this;
+  }
+  TrackingIterator operator++(int) {
+    TrackingIterator before = *this;
+    ++*this;
+    return before;
+  }
+  bool operator==(const TrackingIterator& other) const { return at_ == other.at_; }
+
+ private:
+  const char* at_;
+  const char** read_to_;
+};
+
+// Offset of the opening quote of the string token whose closing quote is at `closing`: the
+// nearest earlier quote not escaped by an odd number of backslashes.
+std::size_t opening_quote(std::string_view text, std::size_t closing) {
+  for (std::size_t i = closing; i-- > 0;) {
+    if (text[i] != '"') continue;
+    std::size_t backslashes = 0;
+    while (backslashes < i && text[i - 1 - backslashes] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return i;
+  }
+  return 0;
+}
+
+// A SAX handler that finds the first key `key` of the object that starts where the parse
+// starts, and stops there; `*found` is the parser's read position after that key.
+class FirstKeyFinder {
+ public:
+  FirstKeyFinder(const std::string& key, const char* const& read_to)
+      : key_(key), read_to_(read_to) {}
+  std::optional<const char*> found;
+
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(nlohmann::json::number_integer_t) { return true; }
+  bool number_unsigned(nlohmann::json::number_unsigned_t) { return true; }
+  bool number_float(nlohmann::json::number_float_t, const nlohmann::json::string_t&) {
+    return true;
+  }
+  bool string(nlohmann::json::string_t&) { return true; }
+  bool binary(nlohmann::json::binary_t&) { return true; }
+  bool start_object(std::size_t) { return ++depth_, true; }
+  bool start_array(std::size_t) { return ++depth_, true; }
+  bool end_object() { return --depth_, true; }
+  bool end_array() { return --depth_, true; }
+  bool key(nlohmann::json::string_t& key) {
+    if (depth_ != 1 || key != key_) return true;
+    found = read_to_;
+    return false;
+  }
+  template <typename Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception&) {
+    return false;
+  }
+
+ private:
+  const std::string& key_;
+  const char* const& read_to_;
+  int depth_ = 0;
+};
+
+// A SAX handler that builds the document as nlohmann's DOM parser does, and refuses nesting
+// deeper than kMaxJsonDepth and an object that gives a key twice, naming the line, column and
+// JSON pointer of the second key and the position of the first. `read_to` is the parser's read
+// position (a TrackingIterator's).
+class StrictDomBuilder {
+ public:
+  StrictDomBuilder(nlohmann::json& root, std::string_view text, const std::string& name,
+                   const char* const& read_to, bool allow_exceptions)
+      : root_(root),
+        text_(text),
+        name_(name),
+        read_to_(read_to),
+        allow_exceptions_(allow_exceptions) {}
+
+  bool null() { return add(nullptr), true; }
+  bool boolean(bool value) { return add(value), true; }
+  bool number_integer(nlohmann::json::number_integer_t value) { return add(value), true; }
+  bool number_unsigned(nlohmann::json::number_unsigned_t value) { return add(value), true; }
+  bool number_float(nlohmann::json::number_float_t value, const nlohmann::json::string_t&) {
+    return add(value), true;
+  }
+  bool string(nlohmann::json::string_t& value) { return add(std::move(value)), true; }
+  bool binary(nlohmann::json::binary_t& value) {
+    return add(nlohmann::json::binary(std::move(value))), true;
+  }
+  bool start_object(std::size_t) { return open(nlohmann::json::object()); }
+  bool start_array(std::size_t) { return open(nlohmann::json::array()); }
+  bool end_object() { return open_.pop_back(), true; }
+  bool end_array() { return open_.pop_back(), true; }
+
+  bool key(nlohmann::json::string_t& key) {
+    Open& object = open_.back();
+    auto& members = object.value->get_ref<nlohmann::json::object_t&>();
+    const auto [member, added] = members.emplace(key, nullptr);
+    if (!added) fail_duplicate(key);
+    object.key = &member->first;
+    member_ = &member->second;
+    return true;
+  }
+
+  template <typename Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& error) {
+    if (allow_exceptions_) throw error;
+    return false;
+  }
+
+ private:
+  struct Open {
+    nlohmann::json* value;
+    const std::string* key;  // objects: the key of the member being read
+    std::size_t start;       // offset of the opening brace or bracket
+  };
+
+  nlohmann::json* add(nlohmann::json value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    nlohmann::json& parent = *open_.back().value;
+    if (parent.is_array()) {
+      parent.get_ref<nlohmann::json::array_t&>().push_back(std::move(value));
+      return &parent.get_ref<nlohmann::json::array_t&>().back();
+    }
+    *member_ = std::move(value);
+    return member_;
+  }
+
+  bool open(nlohmann::json container) {
+    if (open_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
+      throw ConfigError(name_ + ": expected JSON nested at most " + std::to_string(kMaxJsonDepth) +
+                        " levels deep");
+    }
+    const auto read = static_cast<std::size_t>(read_to_ - text_.data());
+    open_.push_back(Open{add(std::move(container)), nullptr, read > 0 ? read - 1 : 0});
+    return true;
+  }
+
+  [[noreturn]] void fail_duplicate(const std::string& key) const {
+    std::string pointer;
+    for (std::size_t i = 0; i < open_.size(); ++i) {
+      const nlohmann::json& value = *open_[i].value;
+      pointer += '/';
+      if (i + 1 == open_.size()) {
+        pointer += escape_pointer_token(key);
+      } else if (value.is_array()) {
+        pointer += std::to_string(value.size() - 1);
+      } else {
+        pointer += escape_pointer_token(*open_[i].key);
+      }
+    }
+    // The parser has just read the key's closing quote.
+    const auto read = static_cast<std::size_t>(read_to_ - text_.data());
+    const auto [line, column] = line_and_column(text_, opening_quote(text_, read - 1));
+    std::string message = name_ + ": line " + std::to_string(line) + ", column " +
+                          std::to_string(column) + ": " + display_pointer(pointer) +
+                          ": expected each key at most once in an object, got " + quote_text(key) +
+                          " again";
+    // The first one: parse the object again up to it.
+    const std::string_view object = text_.substr(open_.back().start);
+    const char* finder_read_to = object.data();
+    FirstKeyFinder finder(key, finder_read_to);
+    nlohmann::json::sax_parse(TrackingIterator(object.data(), &finder_read_to),
+                              TrackingIterator(object.data() + object.size(), &finder_read_to),
+                              &finder, nlohmann::json::input_format_t::json, false);
+    if (finder.found) {
+      const auto first = static_cast<std::size_t>(*finder.found - text_.data());
+      const auto [first_line, first_column] =
+          line_and_column(text_, opening_quote(text_, first - 1));
+      message += " (first at line " + std::to_string(first_line) + ", column " +
+                 std::to_string(first_column) + ")";
+    }
+    throw ConfigError(message);
+  }
+
+  nlohmann::json& root_;
+  std::string_view text_;
+  const std::string& name_;
+  const char* const& read_to_;
+  bool allow_exceptions_;
+  std::vector<Open> open_;
+  nlohmann::json* member_ = nullptr;  // the member whose key was read last
+};
+
+// Parses `text` with StrictDomBuilder; a syntax error throws nlohmann's parse_error, or,
+// without `allow_exceptions`, gives a discarded value.
+nlohmann::json parse_strictly(std::string_view text, const std::string& name,
+                              bool allow_exceptions) {
+  nlohmann::json root;
+  const char* read_to = text.data();
+  StrictDomBuilder builder(root, text, name, read_to, allow_exceptions);
+  const bool parsed =
+      nlohmann::json::sax_parse(TrackingIterator(text.data(), &read_to),
+                                TrackingIterator(text.data() + text.size(), &read_to), &builder);
+  return parsed ? std::move(root) : nlohmann::json(nlohmann::json::value_t::discarded);
 }
 
 }  // namespace
@@ -168,11 +411,7 @@ JsonNode::JsonNode(const nlohmann::json& value, std::shared_ptr<const std::strin
     : value_(&value), file_(std::move(file)), pointer_(std::move(pointer)) {}
 
 void JsonNode::fail(const std::string& message) const {
-  // A key may hold a newline or be megabytes long: the pointer is escaped and shortened.
-  constexpr std::size_t kMaxPointerChars = 200;
-  std::string pointer = pointer_.empty() ? "/" : escaped_text(pointer_);
-  if (pointer.size() > kMaxPointerChars) pointer = pointer.substr(0, kMaxPointerChars) + "...";
-  throw ConfigError(*file_ + ": " + pointer + ": " + message);
+  throw ConfigError(*file_ + ": " + display_pointer(pointer_) + ": " + message);
 }
 
 void JsonNode::fail_expected(const std::string& expected) const {
@@ -267,32 +506,45 @@ JsonNode JsonNode::child(std::size_t index) const {
 JsonDocument::JsonDocument(std::shared_ptr<nlohmann::json> value, std::string name)
     : value_(std::move(value)), name_(std::make_shared<const std::string>(std::move(name))) {}
 
-JsonDocument JsonDocument::parse_file(const std::filesystem::path& path) {
+std::string read_input_file(const std::filesystem::path& path, std::string_view expected) {
+  const auto fail = [&](const std::string& message) {
+    throw ConfigError(path.string() + ": " + message);
+  };
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    throw ConfigError(path.string() + ": expected a JSON file, got a directory");
+  const auto status = std::filesystem::status(path, error);
+  if (!std::filesystem::exists(status)) fail("cannot open file");
+  if (!std::filesystem::is_regular_file(status)) {
+    fail("expected " + std::string(expected) + ", got " + describe_file_type(status.type()));
   }
+  const std::string limit = "expected " + std::string(expected) + " of at most " +
+                            std::to_string(kMaxInputFileBytes >> 20) + " MiB (" +
+                            std::to_string(kMaxInputFileBytes) + " bytes), got ";
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size > kMaxInputFileBytes) fail(limit + std::to_string(size) + " bytes");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path.string() + ": cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_text(text.str(), path.string());
+  if (!in) fail("cannot open file");
+  // Read in blocks up to the limit: the file may grow, and some files report no size.
+  std::string text;
+  if (!error) text.reserve(static_cast<std::size_t>(size));
+  std::vector<char> block(std::size_t{1} << 16);
+  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    const auto count = static_cast<std::size_t>(in.gcount());
+    if (text.size() + count > kMaxInputFileBytes) {
+      fail(limit + "more than " + std::to_string(kMaxInputFileBytes) + " bytes");
+    }
+    text.append(block.data(), count);
+  }
+  if (in.bad()) fail("cannot read file");
+  return text;
+}
+
+JsonDocument JsonDocument::parse_file(const std::filesystem::path& path) {
+  return parse_text(read_input_file(path, "a JSON file"), path.string());
 }
 
 JsonDocument JsonDocument::parse_text(std::string_view text, std::string name) {
-  // Copying or printing a value recurses once per level: deeper documents are refused.
-  const auto limit_depth = [&name](int depth, nlohmann::json::parse_event_t event,
-                                   const nlohmann::json&) {
-    const bool opens = event == nlohmann::json::parse_event_t::object_start ||
-                       event == nlohmann::json::parse_event_t::array_start;
-    if (opens && depth >= kMaxJsonDepth) {
-      throw ConfigError(name + ": expected JSON nested at most " + std::to_string(kMaxJsonDepth) +
-                        " levels deep");
-    }
-    return true;
-  };
   try {
-    auto value = std::make_shared<nlohmann::json>(nlohmann::json::parse(text, limit_depth));
+    auto value = std::make_shared<nlohmann::json>(parse_strictly(text, name, true));
     return JsonDocument(std::move(value), std::move(name));
   } catch (const nlohmann::json::parse_error& error) {
     const auto [line, column] =
@@ -308,6 +560,10 @@ JsonDocument JsonDocument::parse_text(std::string_view text, std::string name) {
     throw ConfigError(name + ": line " + std::to_string(line) + ", column " +
                       std::to_string(column) + ": invalid JSON: " + reason);
   }
+}
+
+void check_unique_keys(std::string_view text, const std::string& name) {
+  static_cast<void>(parse_strictly(text, name, false));
 }
 
 JsonDocument JsonDocument::from_value(nlohmann::json value, std::string name) {

@@ -1,12 +1,14 @@
 #include "bindersim/sweep/sweep.hpp"
 
 #include <algorithm>
-#include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 #include "bindersim/common/data_file.hpp"
 #include "bindersim/common/error.hpp"
@@ -85,6 +87,76 @@ void reject_unknown_keys(ObjectReader& reader, std::initializer_list<std::string
   reader.finish();
 }
 
+// a * b, or UINT64_MAX when the product does not fit.
+std::uint64_t saturating_product(std::uint64_t a, std::uint64_t b) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  return a != 0 && b > kMax / a ? kMax : a * b;
+}
+
+std::string count_text(std::uint64_t count) {
+  return count == std::numeric_limits<std::uint64_t>::max() ? "at least " + std::to_string(count)
+                                                            : std::to_string(count);
+}
+
+// Refuses a sweep of more than kMaxSweepRuns runs, counted from the raw document before any
+// part of it is read: axes of many values, or many seeds, would otherwise be built and compared
+// first. A part of the wrong type counts as one; reading it fails later.
+void check_run_count(const JsonNode& root) {
+  const json& raw = root.raw();
+  const auto array_size = [&](const char* key) -> std::uint64_t {
+    const auto it = raw.find(key);
+    return it != raw.end() && it->is_array() && !it->empty() ? it->size() : 1;
+  };
+  std::uint64_t points = 1;
+  if (const auto axes = raw.find("axes"); axes != raw.end() && axes->is_array()) {
+    for (const json& axis : *axes) {
+      if (!axis.is_object()) continue;
+      const auto values = axis.find("values");
+      if (values != axis.end() && values->is_array() && !values->empty()) {
+        points = saturating_product(points, values->size());
+      }
+    }
+  }
+  const std::uint64_t selectors = array_size("selectors");
+  std::uint64_t seeds = array_size("seeds");
+  if (const auto it = raw.find("seeds"); it != raw.end() && it->is_number_unsigned()) {
+    seeds = std::max<std::uint64_t>(it->get<std::uint64_t>(), 1);
+  } else if (it != raw.end() && it->is_number_integer() && it->get<std::int64_t>() > 1) {
+    seeds = static_cast<std::uint64_t>(it->get<std::int64_t>());
+  }
+  const std::uint64_t runs = saturating_product(saturating_product(points, selectors), seeds);
+  if (runs <= kMaxSweepRuns) return;
+  const char* largest = points >= selectors && points >= seeds ? "axes"
+                        : selectors >= seeds                   ? "selectors"
+                                                               : "seeds";
+  root.child(largest).fail("expected at most " + std::to_string(kMaxSweepRuns) +
+                           " runs (points x selectors x seeds), got " + count_text(runs) + " (" +
+                           count_text(points) + " point(s) x " + std::to_string(selectors) +
+                           " selector(s) x " + std::to_string(seeds) +
+                           " seed(s)); use fewer values, selectors or seeds, or split the sweep");
+}
+
+// A hash of a JSON value that is equal for values that compare equal: every number is hashed
+// by its value as a double, since 1 and 1.0 are equal.
+std::size_t value_hash(const json& value) {
+  const auto combine = [](std::size_t seed, std::size_t hash) {
+    return seed ^ (hash + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+  };
+  if (value.is_number()) return std::hash<double>{}(value.get<double>());
+  std::size_t hash = static_cast<std::size_t>(value.type());
+  if (value.is_string())
+    return combine(hash, std::hash<std::string>{}(value.get_ref<const std::string&>()));
+  if (value.is_boolean()) return combine(hash, value.get<bool>() ? 1 : 0);
+  if (value.is_object()) {
+    for (const auto& [key, element] : value.items()) {
+      hash = combine(combine(hash, std::hash<std::string>{}(key)), value_hash(element));
+    }
+  } else if (value.is_array()) {
+    for (const json& element : value) hash = combine(hash, value_hash(element));
+  }
+  return hash;
+}
+
 }  // namespace
 
 std::uint64_t fnv1a64(std::string_view bytes) {
@@ -111,6 +183,7 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
   }
   reject_unknown_keys(reader, {"name", "description", "scenario", "set", "axes", "selectors",
                                "placement", "seeds"});
+  check_run_count(root);
   const JsonNode name = reader.required("name");
   sweep.name = name.as_string();
   if (sweep.name.empty()) name.fail_expected("a non-empty name");
@@ -173,10 +246,16 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
         }
       }
       const JsonNode values = axis_reader.required("values");
+      std::unordered_multimap<std::size_t, std::size_t> seen_values;  // hash -> index
       for (const JsonNode& value : values.items()) {
-        for (const json& earlier : axis.values) {
-          if (earlier == value.raw()) value.fail("value " + dump(value.raw()) + " given twice");
+        const std::size_t hash = value_hash(value.raw());
+        const auto [begin, end] = seen_values.equal_range(hash);
+        for (auto it = begin; it != end; ++it) {
+          if (axis.values[it->second] == value.raw()) {
+            value.fail("value " + dump(value.raw()) + " given twice");
+          }
         }
+        seen_values.emplace(hash, axis.values.size());
         axis.values.push_back(value.raw());
       }
       if (axis.values.empty()) values.fail_expected("a non-empty array of values");
@@ -191,10 +270,10 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
   if (const auto selectors = reader.optional("selectors")) {
     const std::vector<JsonNode> items = selectors->items();
     if (items.empty()) selectors->fail_expected("a non-empty array of selector names");
+    std::set<std::string> seen_selectors;
     for (const JsonNode& item : items) {
       std::string selector = item.as_string();
-      if (std::find(sweep.selectors.begin(), sweep.selectors.end(), selector) !=
-          sweep.selectors.end()) {
+      if (!seen_selectors.insert(selector).second) {
         item.fail("selector \"" + selector + "\" given twice");
       }
       sweep.selectors.push_back(std::move(selector));
@@ -216,9 +295,10 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
   if (seeds.is_array()) {
     const std::vector<JsonNode> items = seeds.items();
     if (items.empty()) seeds.fail_expected("a non-empty array of seeds, or a count");
+    std::set<std::uint64_t> seen_seeds;
     for (const JsonNode& item : items) {
       const auto seed = static_cast<std::uint64_t>(item.as_int(0, kMaxInt64));
-      if (std::find(sweep.seeds.begin(), sweep.seeds.end(), seed) != sweep.seeds.end()) {
+      if (!seen_seeds.insert(seed).second) {
         item.fail("seed " + std::to_string(seed) + " given twice");
       }
       sweep.seeds.push_back(seed);
@@ -421,14 +501,16 @@ RunSpec parse_run(const JsonNode& node) {
 }
 
 std::vector<RunSpec> read_runs_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(file.string() + ": cannot open file");
+  const std::string text = read_input_file(file, "a runs file (JSON Lines)");
   std::vector<RunSpec> runs;
   std::map<std::size_t, std::size_t> line_of_index;
   std::size_t line_number = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t newline = std::min(text.find('\n', start), text.size());
+    const std::string_view line(text.data() + start, newline - start);
+    start = newline + 1;
     ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const std::string name = file.string() + ":" + std::to_string(line_number);
     const JsonDocument document = JsonDocument::parse_text(line, name);
     RunSpec run = parse_run(document.root());

@@ -66,7 +66,11 @@ Override parse_override(const std::string& text) {
     throw ConfigError("--set " + quote_text(text) + ": expected a value nested at most " +
                       std::to_string(kMaxJsonDepth) + " levels deep");
   }
-  if (result.value.is_discarded()) result.value = value;  // a plain string
+  if (result.value.is_discarded()) {
+    result.value = value;  // a plain string
+  } else {
+    check_unique_keys(value, "--set " + text);  // as strictly as a scenario file
+  }
   return result;
 }
 

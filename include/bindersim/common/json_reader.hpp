@@ -65,13 +65,26 @@ class JsonNode {
 // recurses once per level. Input files nest a handful of levels.
 inline constexpr int kMaxJsonDepth = 256;
 
+// The largest input file read, in bytes (64 MiB): input files are a few MB at most, and a path
+// to a device (/dev/zero) or a huge file must not fill the memory.
+inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{64} << 20;
+
+// The whole content of an input file. A missing file, a path that is not a regular file (a
+// directory, a device, a FIFO, a socket) or a file larger than kMaxInputFileBytes is a
+// ConfigError naming the path, `expected` (what the file should be, e.g. "a JSON file") and
+// what was found.
+std::string read_input_file(const std::filesystem::path& path, std::string_view expected);
+
 // Owns a parsed JSON document and the name of the file it came from.
 class JsonDocument {
  public:
-  // Parses a file; a missing file or a syntax error is a ConfigError naming line and column, and
-  // nesting deeper than kMaxJsonDepth one naming the file.
+  // Parses a file read by read_input_file(); a missing file, a path that is not a regular file,
+  // a file larger than kMaxInputFileBytes or a syntax error is a ConfigError (a syntax error
+  // naming line and column), as are nesting deeper than kMaxJsonDepth and a key given twice in
+  // one object (see parse_text()).
   static JsonDocument parse_file(const std::filesystem::path& path);
-  // Parses text; `name` stands for the file in error messages.
+  // Parses text; `name` stands for the file in error messages. An object that gives a key twice
+  // is a ConfigError naming the line, column and JSON pointer of the second one.
   static JsonDocument parse_text(std::string_view text, std::string name);
   // Wraps an existing value.
   static JsonDocument from_value(nlohmann::json value, std::string name);
@@ -112,6 +125,11 @@ class ObjectReader {
   JsonNode node_;
   std::vector<std::string> taken_;
 };
+
+// Rejects JSON `text` with an object that gives a key twice, as parse_text() does, `name`
+// standing for the text in the message. Text that is not valid JSON passes: the caller decides
+// what else it may be (a --set value that is not JSON is a plain string).
+void check_unique_keys(std::string_view text, const std::string& name);
 
 // A short description of a JSON value for error messages: "a string \"big\"", "an array", ...
 std::string describe_json(const nlohmann::json& value);

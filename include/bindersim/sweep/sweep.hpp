@@ -27,6 +27,11 @@ namespace bindersim::sweep {
 // Value of the sweep file's "schema" key.
 inline constexpr std::string_view kSweepSchema = "bindersim.sweep/1";
 
+// The most runs a sweep may expand into (points x selectors x seeds): a sweep file is checked
+// against it before anything is built, since each run is a line of runs.jsonl and a scenario
+// loaded in memory while expanding.
+inline constexpr std::uint64_t kMaxSweepRuns = 100'000;
+
 // A (name, JSON value) pair: an axis and its value, or a dotted override path and its value.
 using NamedValue = std::pair<std::string, nlohmann::json>;
 
@@ -59,7 +64,9 @@ struct Sweep {
 };
 
 // Reads a sweep document strictly; `file` names the document and its directory anchors a
-// relative scenario path. Every error is a ConfigError "<file>: <pointer>: ...".
+// relative scenario path. Every error is a ConfigError "<file>: <pointer>: ...". A sweep of
+// more than kMaxSweepRuns runs is refused, at /axes, /selectors or /seeds (the largest factor),
+// before its parts are read.
 Sweep parse_sweep(const JsonNode& root, const std::filesystem::path& file);
 Sweep load_sweep(const std::filesystem::path& file);
 
@@ -117,7 +124,8 @@ std::string run_line(const RunSpec& run);
 // the other fields is an error.
 RunSpec parse_run(const JsonNode& node);
 // Reads runs.jsonl: one run per non-blank line, errors naming "<file>:<line>"; indices must
-// be distinct.
+// be distinct. The file is read as read_input_file() reads it: a regular file of at most
+// kMaxInputFileBytes.
 std::vector<RunSpec> read_runs_file(const std::filesystem::path& file);
 
 }  // namespace bindersim::sweep
