@@ -10,9 +10,11 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -108,6 +110,17 @@ Vary parse_vary(const std::string& text) {
     vary.overrides.push_back(workload::parse_override(vary.key + "=" + value));
   }
   return vary;
+}
+
+// True when `failure` is a std::bad_alloc.
+bool failed_for_memory(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::bad_alloc&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 // Everything one column needs to run, validated before any run starts.
@@ -261,21 +274,26 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     std::mutex jobs_mutex;
     std::condition_variable job_finished;
     std::size_t jobs_done = 0;
+    // Runs job i into its slot, or records its failure there.
+    const auto run_job = [&](std::size_t i) {
+      try {
+        const ColumnPlan& plan = plans[i / num_seeds];
+        sim::RunOptions run_options = plan.options;
+        run_options.seed = report.seeds[i % num_seeds];
+        JobProgress progress(job_permille[i]);
+        if (progress_line.enabled()) run_options.progress = &progress;
+        const stats::RunResult result =
+            sim::run(plan.scenario, *plan.topology, registry, run_options);
+        outputs[i].result = io::result_to_json(result);
+        outputs[i].metrics = stats::measure(metrics, result);
+        failures[i] = nullptr;
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+    };
     const auto worker = [&] {
       for (std::size_t i = next_job.fetch_add(1); i < num_jobs; i = next_job.fetch_add(1)) {
-        try {
-          const ColumnPlan& plan = plans[i / num_seeds];
-          sim::RunOptions run_options = plan.options;
-          run_options.seed = report.seeds[i % num_seeds];
-          JobProgress progress(job_permille[i]);
-          if (progress_line.enabled()) run_options.progress = &progress;
-          const stats::RunResult result =
-              sim::run(plan.scenario, *plan.topology, registry, run_options);
-          outputs[i].result = io::result_to_json(result);
-          outputs[i].metrics = stats::measure(metrics, result);
-        } catch (...) {
-          failures[i] = std::current_exception();
-        }
+        run_job(i);
         job_permille[i].store(1000, std::memory_order_relaxed);
         const std::lock_guard<std::mutex> lock(jobs_mutex);
         ++jobs_done;
@@ -303,22 +321,36 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         progress_line.show(text);
       }
     };
-    const std::size_t num_threads = std::min(jobs, std::max<std::size_t>(num_jobs, 1));
     const auto wall_start = std::chrono::steady_clock::now();
+    std::size_t num_threads = 1;
     {
       std::vector<std::thread> threads;
-      threads.reserve(num_threads);
-      try {
-        for (std::size_t t = 0; t < num_threads; ++t) threads.emplace_back(worker);
-      } catch (...) {
-        // No thread could be started: stop the ones that were, then report.
-        next_job = num_jobs;
-        for (std::thread& thread : threads) thread.join();
-        throw;
+      const std::size_t wanted = std::min(jobs, std::max<std::size_t>(num_jobs, 1));
+      threads.reserve(wanted);
+      // The system may refuse threads (a process or memory limit): the jobs are shared by the
+      // threads that did start, or done by this one if none did; the results are the same.
+      for (std::size_t t = 0; t < wanted; ++t) {
+        try {
+          threads.emplace_back(worker);
+        } catch (const std::system_error&) {
+          break;
+        }
       }
-      if (progress_line.enabled()) watch();
+      if (threads.empty()) {
+        worker();
+      } else {
+        num_threads = threads.size();
+        if (progress_line.enabled()) watch();
+      }
       for (std::thread& thread : threads) thread.join();
       progress_line.clear();
+    }
+    // A job that ran out of memory beside others runs again alone: each thread takes address
+    // space (its stack, its allocator arena) that one thread alone does not need.
+    if (num_threads > 1) {
+      for (std::size_t i = 0; i < num_jobs; ++i) {
+        if (failures[i] && failed_for_memory(failures[i])) run_job(i);
+      }
     }
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -10,11 +10,13 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/console.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/selectors/registry.hpp"
@@ -24,7 +26,6 @@
 #include "bindersim/workload/scenario.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
-#include "output_file.hpp"
 
 namespace bindersim::cli {
 namespace po = boost::program_options;
@@ -74,11 +75,20 @@ class StreamedFile {
 
   std::ostream& stream() { return stream_; }
 
-  // Completes the file; failure is a ConfigError naming the path (and the file is removed).
-  void commit() {
+  // Completes the writing: failure is a ConfigError naming the path. The file stays a
+  // temporary, removed by the destructor, until commit().
+  void finish() {
+    if (finished_) return;
     stream_.flush();
     if (!stream_) throw ConfigError(path_ + ": write failed");
     stream_.close();
+    finished_ = true;
+  }
+
+  // Completes the file and renames it into place; failure is a ConfigError naming the path
+  // (and the file is removed).
+  void commit() {
+    finish();
     committed_ = true;
     if (direct_) return;
     std::error_code error;
@@ -89,13 +99,32 @@ class StreamedFile {
     }
   }
 
+  // Removes a committed file: the other output of the same run could not be committed.
+  void withdraw() {
+    if (!committed_ || direct_) return;
+    std::remove(path_.c_str());
+  }
+
  private:
   std::string path_;
   std::string temporary_;
   std::ofstream stream_;
   bool direct_ = false;  // writing to a device or FIFO in place
+  bool finished_ = false;
   bool committed_ = false;
 };
+
+// True when `a` and `b` name the same file, whether or not it exists yet.
+bool same_file(const std::string& a, const std::string& b) {
+  const auto resolved = [](const std::string& path) {
+    std::error_code error;
+    auto absolute = std::filesystem::absolute(path, error);
+    if (error) return std::filesystem::path(path).lexically_normal();
+    auto canonical = std::filesystem::weakly_canonical(absolute, error);
+    return error ? absolute.lexically_normal() : canonical;
+  };
+  return resolved(a) == resolved(b);
+}
 
 // Draws a run's progress: simulated time, calls done (of those expected), rate and ETA.
 class RunProgress final : public sim::ProgressSink {
@@ -175,6 +204,12 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   if (vm.count("trace-window") && !vm.count("trace")) {
     return usage_error(err, "run", "--trace-window needs --trace FILE");
   }
+  if (vm.count("out") && vm.count("trace") &&
+      same_file(vm["out"].as<std::string>(), vm["trace"].as<std::string>())) {
+    return usage_error(err, "run",
+                       "--out and --trace both name \"" + vm["trace"].as<std::string>() +
+                           "\"; expected two different files");
+  }
   try {
     std::optional<trace::TraceWindow> window;
     if (vm.count("trace-window")) {
@@ -201,8 +236,12 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       run_options.log_level = level;
     }
 
-    // The trace streams into its file while the run goes on; it is renamed into place only
-    // once the run is complete.
+    // The result and the trace land together or not at all: both are written to temporary
+    // files (opened before the run, so that an unwritable path fails first), and renamed into
+    // place only once both are complete.
+    std::unique_ptr<StreamedFile> result_file;
+    if (vm.count("out")) result_file = std::make_unique<StreamedFile>(vm["out"].as<std::string>());
+    // The trace streams into its file while the run goes on.
     std::unique_ptr<StreamedFile> trace_file;
     std::unique_ptr<trace::FtraceWriter> tracer;
     if (vm.count("trace")) {
@@ -226,12 +265,21 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     progress_line.clear();
-    if (trace_file) trace_file->commit();
-
-    if (vm.count("out")) {
-      std::ostringstream json;
-      io::write_result_json(result, json);
-      write_file_atomically(vm["out"].as<std::string>(), json.str());
+    if (result_file) {
+      io::write_result_json(result, result_file->stream());
+      result_file->finish();
+    }
+    if (trace_file) {
+      trace_file->finish();
+      trace_file->commit();
+    }
+    if (result_file) {
+      try {
+        result_file->commit();
+      } catch (const ConfigError&) {
+        if (trace_file) trace_file->withdraw();
+        throw;
+      }
     }
     io::print_tier_table(result, out);
     if (scenario.report == "binder-throughput") {

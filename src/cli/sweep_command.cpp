@@ -12,9 +12,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -104,6 +106,17 @@ std::optional<std::pair<std::size_t, std::size_t>> parse_shard(const std::string
     return std::nullopt;
   }
   return std::make_pair(shard, count);
+}
+
+// True when `failure` is a std::bad_alloc.
+bool failed_for_memory(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::bad_alloc&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 std::string axes_text(const std::vector<sweep::NamedValue>& axes) {
@@ -210,26 +223,21 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
             [](const sweep::RunSpec* a, const sweep::RunSpec* b) { return a->index < b->index; });
 
   const fs::path out_dir = vm["out-dir"].as<std::string>();
-  std::error_code dir_error;
-  fs::create_directories(out_dir, dir_error);
-  if (dir_error || !fs::is_directory(out_dir)) {
-    throw ConfigError(out_dir.string() + ": cannot create the directory" +
-                      (dir_error ? ": " + dir_error.message() : std::string()));
-  }
 
-  // Load and check every run to do before running any.
+  // Load and check every run to do before running any, or creating the directory.
   selectors::SelectorRegistry registry;
   selectors::register_builtin_selectors(registry);
   const sweep::DataDirs dirs{data_dir() / "scenarios", data_dir() / "topologies"};
   std::map<std::string, std::string> hashes;  // by scenario reference
   std::vector<RunPlan> plans;
   std::size_t skipped = 0;
+  std::string skipped_lines;  // printed once every run is checked: bad input prints nothing
   for (const sweep::RunSpec* r : selected) {
     const fs::path file = out_dir / (r->run_id + ".json");
     if (fs::exists(file)) {
       ++skipped;
-      out << fmt::format("run {} {}: {} seed {}{}: result exists, skipped\n", r->index, r->run_id,
-                         r->selector, r->seed, axes_text(r->axes));
+      skipped_lines += fmt::format("run {} {}: {} seed {}{}: result exists, skipped\n", r->index,
+                                   r->run_id, r->selector, r->seed, axes_text(r->axes));
       continue;
     }
     const std::string where = fmt::format("{}: run {} ({})", runs_file, r->index, r->run_id);
@@ -256,51 +264,76 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       throw ConfigError(where + ": " + error.what());
     }
   }
+  std::error_code dir_error;
+  fs::create_directories(out_dir, dir_error);
+  if (dir_error || !fs::is_directory(out_dir)) {
+    throw ConfigError(out_dir.string() + ": cannot create the directory" +
+                      (dir_error ? ": " + dir_error.message() : std::string()));
+  }
+  out << skipped_lines;
 
   std::mutex out_mutex;
   std::vector<std::exception_ptr> failures(plans.size());
   std::atomic<std::size_t> next{0};
-  const auto worker = [&] {
-    for (std::size_t i = next.fetch_add(1); i < plans.size(); i = next.fetch_add(1)) {
-      const RunPlan& plan = plans[i];
-      const sweep::RunSpec& r = *plan.run;
-      try {
-        sim::RunOptions run_options;
-        run_options.selector = r.selector;
-        run_options.placement = r.placement;
-        run_options.seed = r.seed;
-        const auto start = std::chrono::steady_clock::now();
-        const stats::RunResult result =
-            sim::run(plan.scenario, *plan.topology, registry, run_options);
-        std::ostringstream text;
-        sweep::write_run_record(r, result, text);
-        write_file_atomically(plan.file.string(), text.str());
-        const double wall_s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        const std::lock_guard<std::mutex> lock(out_mutex);
-        out << fmt::format("run {} {}: {} seed {}{}: done in {:.2f} s{}\n", r.index, r.run_id,
-                           r.selector, r.seed, axes_text(r.axes), wall_s,
-                           result.clients_finished ? "" : " (the clients did not finish)");
-        out.flush();
-      } catch (...) {
-        failures[i] = std::current_exception();
-      }
+  // Runs plan i into its result file, or records its failure.
+  const auto run_plan = [&](std::size_t i) {
+    const RunPlan& plan = plans[i];
+    const sweep::RunSpec& r = *plan.run;
+    try {
+      sim::RunOptions run_options;
+      run_options.selector = r.selector;
+      run_options.placement = r.placement;
+      run_options.seed = r.seed;
+      const auto start = std::chrono::steady_clock::now();
+      const stats::RunResult result =
+          sim::run(plan.scenario, *plan.topology, registry, run_options);
+      std::ostringstream text;
+      sweep::write_run_record(r, result, text);
+      write_file_atomically(plan.file.string(), text.str());
+      const double wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::lock_guard<std::mutex> lock(out_mutex);
+      out << fmt::format("run {} {}: {} seed {}{}: done in {:.2f} s{}\n", r.index, r.run_id,
+                         r.selector, r.seed, axes_text(r.axes), wall_s,
+                         result.clients_finished ? "" : " (the clients did not finish)");
+      out.flush();
+      failures[i] = nullptr;
+    } catch (...) {
+      failures[i] = std::current_exception();
     }
   };
-  const std::size_t num_threads =
-      std::min(static_cast<std::size_t>(jobs_option), std::max<std::size_t>(plans.size(), 1));
+  const auto worker = [&] {
+    for (std::size_t i = next.fetch_add(1); i < plans.size(); i = next.fetch_add(1)) run_plan(i);
+  };
   const auto wall_start = std::chrono::steady_clock::now();
+  std::size_t num_threads = 1;
   {
     std::vector<std::thread> threads;
-    threads.reserve(num_threads);
-    try {
-      for (std::size_t t = 0; t < num_threads; ++t) threads.emplace_back(worker);
-    } catch (...) {
-      next = plans.size();
-      for (std::thread& thread : threads) thread.join();
-      throw;
+    const std::size_t wanted =
+        std::min(static_cast<std::size_t>(jobs_option), std::max<std::size_t>(plans.size(), 1));
+    threads.reserve(wanted);
+    // The system may refuse threads (a process or memory limit): the runs are shared by the
+    // threads that did start, or done by this one if none did; the result files are the same.
+    for (std::size_t t = 0; t < wanted; ++t) {
+      try {
+        threads.emplace_back(worker);
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+    if (threads.empty()) {
+      worker();
+    } else {
+      num_threads = threads.size();
     }
     for (std::thread& thread : threads) thread.join();
+  }
+  // A run that ran out of memory beside others runs again alone: each thread takes address
+  // space (its stack, its allocator arena) that one thread alone does not need.
+  if (num_threads > 1) {
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      if (failures[i] && failed_for_memory(failures[i])) run_plan(i);
+    }
   }
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -1,6 +1,8 @@
+#include <filesystem>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "bindersim/common/error.hpp"
@@ -61,7 +63,14 @@ int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
 
 int list(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.size() > 1) return usage_error(err, "list: unexpected argument \"" + args[1] + "\"");
-  for (const std::string& name : topology::Topology::available(data_dir() / "topologies")) {
+  const std::filesystem::path dir = data_dir() / "topologies";
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) {
+    throw ConfigError(dir.string() +
+                      ": expected the directory of the topologies, found none (BINDERSIM_DATA_DIR "
+                      "names the directory that holds topologies/ and scenarios/)");
+  }
+  for (const std::string& name : topology::Topology::available(dir)) {
     out << name << '\n';
   }
   return 0;

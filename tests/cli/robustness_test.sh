@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# End-to-end checks of bad input of every kind: one line on stderr, exit 2, no output file or
+# directory left behind, and no unbounded memory (each command runs under a memory limit and a
+# time limit).
+#
+# usage: robustness_test.sh <path to bindersim binary> <repo root>
+# Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
+set -u
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+init_test 2 "<path to bindersim binary> <repo root>" "$@"
+
+# bounded ARGS...: runs bindersim as run() does, within 1 GB of address space and 20 s.
+bounded() {
+  (
+    ulimit -v 1000000
+    timeout 20 "$BIN" "$@"
+  ) >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+}
+
+# expect_bad NAME REGEX: the last command exited 2 with one stderr line matching REGEX.
+expect_bad() {
+  local name=$1 pattern=$2
+  if [[ $rc -ne 2 ]]; then
+    fail "$name" "exit $rc, expected 2; stderr: $(head -c 300 "$TMP/err")"
+  elif [[ $(wc -l <"$TMP/err") -ne 1 ]]; then
+    fail "$name" "expected one stderr line, got: $(head -c 300 "$TMP/err")"
+  elif ! grep -Eq -- "$pattern" "$TMP/err"; then
+    fail "$name" "stderr does not match /$pattern/: $(cat "$TMP/err")"
+  else
+    pass "$name"
+  fi
+}
+
+# absent NAME PATH...: none of PATH exists.
+absent() {
+  local name=$1 path
+  shift
+  for path in "$@"; do
+    if [[ -e $path ]]; then
+      fail "$name" "$path was left behind"
+      return
+    fi
+  done
+  pass "$name"
+}
+
+SHORT=(--set clients.0.iterations=20)
+GOLDEN="$ROOT/tests/golden/schd-dbg-fifo.json"
+cd "$TMP" || exit 2
+
+# --- A: input files that are not regular files, or too large --------------------------------
+device='/dev/zero: expected a JSON file, got a character device$'
+bounded run /dev/zero
+expect_bad "run of a device" "$device"
+bounded check "$GOLDEN" --baseline /dev/zero
+expect_bad "check --baseline of a device" "$device"
+bounded check "$GOLDEN" --baseline "$GOLDEN" --tolerance /dev/zero
+expect_bad "check --tolerance of a device" "$device"
+bounded report /dev/zero -o "$TMP/x.html"
+expect_bad "report of a device" "$device"
+absent "report of a device writes no page" "$TMP/x.html"
+bounded topology show /dev/zero
+expect_bad "topology show of a device" "$device"
+printf '{"schema": "bindersim.sweep/1", "name": "z", "scenario": "/dev/zero", "seeds": 1}' \
+  >zero-sweep.json
+bounded sweep expand zero-sweep.json
+expect_bad "a sweep whose scenario is a device" "^bindersim sweep expand: zero-sweep.json: /scenario: $device"
+bounded sweep run /dev/zero --out-dir "$TMP/zero-out"
+expect_bad "sweep run of a device" '/dev/zero: expected a runs file \(JSON Lines\), got a character device$'
+absent "sweep run of a device creates no directory" "$TMP/zero-out"
+mkfifo fifo.json
+bounded run fifo.json
+expect_bad "run of a FIFO" 'fifo.json: expected a JSON file, got a FIFO$'
+truncate -s 65M big.json big.jsonl
+bounded run big.json
+expect_bad "run of a 65 MiB file" 'big.json: expected a JSON file of at most 64 MiB \(67108864 bytes\), got 68157440 bytes$'
+bounded sweep run big.jsonl --out-dir "$TMP/big-out"
+expect_bad "sweep run of a 65 MiB runs file" 'big.jsonl: expected a runs file \(JSON Lines\) of at most 64 MiB'
+
+# --- B: a sweep of too many runs --------------------------------------------------------------
+values=$(seq -s, 1 20)
+axes=""
+for a in 0 1 2 3 4 5; do
+  axes+="${axes:+,}{\"key\": \"clients.0.iterations\", \"name\": \"a$a\", \"values\": [$values]}"
+done
+printf '{"schema": "bindersim.sweep/1", "name": "many", "scenario": "schd-dbg", "axes": [%s], "seeds": 3}' \
+  "$axes" >many.json
+bounded sweep expand many.json --out many.jsonl
+expect_bad "a sweep of 192 million runs" '^bindersim sweep expand: many.json: /axes: expected at most 100000 runs \(points x selectors x seeds\), got 192000000 '
+absent "a refused sweep writes no runs file" many.jsonl
+
+# --- C: sweep run checks every run before creating the directory -----------------------------
+cat >small-sweep.json <<JSON
+{"schema": "bindersim.sweep/1", "name": "small", "scenario": "scenario.json",
+ "set": {"clients.0.iterations": 20}, "selectors": ["fifo"], "seeds": 2}
+JSON
+cp "$ROOT/scenarios/schd-dbg.json" scenario.json
+run sweep expand small-sweep.json --out runs.jsonl
+[[ $rc -eq 0 ]] || fail "sweep expand of a small sweep" "exit $rc: $(cat "$TMP/err")"
+sed -i 's/"description": "/"description": "changed /' scenario.json
+bounded sweep run runs.jsonl --out-dir "$TMP/results"
+expect_bad "sweep run of a changed scenario" 'has changed since the sweep was expanded'
+absent "sweep run of a changed scenario creates no directory" "$TMP/results"
+sed 's/"scenario":"scenario.json"/"scenario":"nonexistent"/' runs.jsonl >unknown.jsonl
+bounded sweep run unknown.jsonl --out-dir "$TMP/results"
+expect_bad "sweep run of an unknown scenario" 'unknown scenario "nonexistent"'
+absent "sweep run of an unknown scenario creates no directory" "$TMP/results"
+
+# --- D: the result and the trace land together or not at all ---------------------------------
+bounded run schd-dbg "${SHORT[@]}" --out "$TMP/nodir/o.json" --trace "$TMP/t.trace"
+expect_bad "run --out into a missing directory" 'nodir/o.json: cannot write file$'
+absent "run --out into a missing directory leaves no trace" "$TMP/t.trace" "$TMP/t.trace.tmp"
+bounded run schd-dbg "${SHORT[@]}" --out same.out --trace ./same.out
+expect_bad "run --out X --trace X" '^bindersim run: --out and --trace both name "./same.out"; expected two different files'
+absent "run --out X --trace X writes nothing" same.out same.out.tmp
+
+# --- F: a key given twice ---------------------------------------------------------------------
+sed '0,/"name":/s//"name": "first", "name":/' "$ROOT/scenarios/schd-dbg.json" >dup.json
+bounded run dup.json --out dup-result.json
+expect_bad "a scenario with a key given twice" '^bindersim: dup.json: line [0-9]+, column [0-9]+: /name: expected each key at most once in an object, got "name" again \(first at line'
+absent "a scenario with a key given twice writes no result" dup-result.json
+bounded run schd-dbg --set 'kernel={"selector":"bogus","selector":"fifo"}'
+expect_bad "run --set with a key given twice" '^bindersim: --set kernel=\{.*\}: line 1, column 21: /selector: expected each key at most once'
+bounded compare schd-dbg --set 'kernel={"selector":"bogus","selector":"fifo"}'
+expect_bad "compare --set with a key given twice" '^bindersim compare: --set kernel=\{.*\}: line 1, column 21: /selector: '
+
+# --- G: a data directory that does not exist ---------------------------------------------------
+BINDERSIM_DATA_DIR="$TMP/nonexistent" bounded topology list
+expect_bad "topology list without a data directory" "nonexistent/topologies: expected the directory of the topologies, found none"
+
+summary
