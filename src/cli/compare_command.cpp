@@ -7,15 +7,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -31,6 +29,7 @@
 #include "bindersim/workload/scenario.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "job_pool.hpp"
 #include "output_file.hpp"
 
 namespace bindersim::cli {
@@ -110,17 +109,6 @@ Vary parse_vary(const std::string& text) {
     vary.overrides.push_back(workload::parse_override(vary.key + "=" + value));
   }
   return vary;
-}
-
-// True when `failure` is a std::bad_alloc.
-bool failed_for_memory(const std::exception_ptr& failure) {
-  try {
-    std::rethrow_exception(failure);
-  } catch (const std::bad_alloc&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
 }
 
 // Everything one column needs to run, validated before any run starts.
@@ -267,7 +255,6 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     const std::size_t num_jobs = plans.size() * num_seeds;
     std::vector<JobOutput> outputs(num_jobs);
     std::vector<std::exception_ptr> failures(num_jobs);
-    std::atomic<std::size_t> next_job{0};
     // Progress (drawn only on a terminal): each job's share done, and the jobs finished.
     ProgressLine progress_line(err);
     std::vector<std::atomic<std::uint32_t>> job_permille(num_jobs);
@@ -291,14 +278,13 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         failures[i] = std::current_exception();
       }
     };
-    const auto worker = [&] {
-      for (std::size_t i = next_job.fetch_add(1); i < num_jobs; i = next_job.fetch_add(1)) {
-        run_job(i);
-        job_permille[i].store(1000, std::memory_order_relaxed);
-        const std::lock_guard<std::mutex> lock(jobs_mutex);
-        ++jobs_done;
-        job_finished.notify_one();
-      }
+    // Runs job i, then counts it done for the progress line.
+    const auto job = [&](std::size_t i) {
+      run_job(i);
+      job_permille[i].store(1000, std::memory_order_relaxed);
+      const std::lock_guard<std::mutex> lock(jobs_mutex);
+      ++jobs_done;
+      job_finished.notify_one();
     };
     // Redraws the progress line until every job is done.
     const auto watch = [&] {
@@ -307,7 +293,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         job_finished.wait_for(lock, std::chrono::milliseconds(250));
         if (jobs_done == num_jobs || !progress_line.due()) continue;
         std::uint64_t permille = 0;
-        for (const auto& job : job_permille) permille += job.load(std::memory_order_relaxed);
+        for (const auto& share : job_permille) permille += share.load(std::memory_order_relaxed);
         const double done =
             static_cast<double>(permille) / (1000.0 * static_cast<double>(num_jobs));
         const double elapsed = progress_line.elapsed_s();
@@ -322,36 +308,9 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
       }
     };
     const auto wall_start = std::chrono::steady_clock::now();
-    std::size_t num_threads = 1;
-    {
-      std::vector<std::thread> threads;
-      const std::size_t wanted = std::min(jobs, std::max<std::size_t>(num_jobs, 1));
-      threads.reserve(wanted);
-      // The system may refuse threads (a process or memory limit): the jobs are shared by the
-      // threads that did start, or done by this one if none did; the results are the same.
-      for (std::size_t t = 0; t < wanted; ++t) {
-        try {
-          threads.emplace_back(worker);
-        } catch (const std::system_error&) {
-          break;
-        }
-      }
-      if (threads.empty()) {
-        worker();
-      } else {
-        num_threads = threads.size();
-        if (progress_line.enabled()) watch();
-      }
-      for (std::thread& thread : threads) thread.join();
-      progress_line.clear();
-    }
-    // A job that ran out of memory beside others runs again alone: each thread takes address
-    // space (its stack, its allocator arena) that one thread alone does not need.
-    if (num_threads > 1) {
-      for (std::size_t i = 0; i < num_jobs; ++i) {
-        if (failures[i] && failed_for_memory(failures[i])) run_job(i);
-      }
-    }
+    const std::size_t num_threads = run_jobs(
+        jobs, job, failures, progress_line.enabled() ? std::function<void()>(watch) : nullptr);
+    progress_line.clear();
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     // The first failure by job index, whatever the order the jobs finished in.

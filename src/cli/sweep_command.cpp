@@ -12,12 +12,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -33,6 +30,7 @@
 #include "bindersim/workload/scenario.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "job_pool.hpp"
 #include "output_file.hpp"
 
 namespace bindersim::cli {
@@ -106,17 +104,6 @@ std::optional<std::pair<std::size_t, std::size_t>> parse_shard(const std::string
     return std::nullopt;
   }
   return std::make_pair(shard, count);
-}
-
-// True when `failure` is a std::bad_alloc.
-bool failed_for_memory(const std::exception_ptr& failure) {
-  try {
-    std::rethrow_exception(failure);
-  } catch (const std::bad_alloc&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
 }
 
 std::string axes_text(const std::vector<sweep::NamedValue>& axes) {
@@ -274,7 +261,6 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   std::mutex out_mutex;
   std::vector<std::exception_ptr> failures(plans.size());
-  std::atomic<std::size_t> next{0};
   // Runs plan i into its result file, or records its failure.
   const auto run_plan = [&](std::size_t i) {
     const RunPlan& plan = plans[i];
@@ -302,39 +288,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       failures[i] = std::current_exception();
     }
   };
-  const auto worker = [&] {
-    for (std::size_t i = next.fetch_add(1); i < plans.size(); i = next.fetch_add(1)) run_plan(i);
-  };
   const auto wall_start = std::chrono::steady_clock::now();
-  std::size_t num_threads = 1;
-  {
-    std::vector<std::thread> threads;
-    const std::size_t wanted =
-        std::min(static_cast<std::size_t>(jobs_option), std::max<std::size_t>(plans.size(), 1));
-    threads.reserve(wanted);
-    // The system may refuse threads (a process or memory limit): the runs are shared by the
-    // threads that did start, or done by this one if none did; the result files are the same.
-    for (std::size_t t = 0; t < wanted; ++t) {
-      try {
-        threads.emplace_back(worker);
-      } catch (const std::system_error&) {
-        break;
-      }
-    }
-    if (threads.empty()) {
-      worker();
-    } else {
-      num_threads = threads.size();
-    }
-    for (std::thread& thread : threads) thread.join();
-  }
-  // A run that ran out of memory beside others runs again alone: each thread takes address
-  // space (its stack, its allocator arena) that one thread alone does not need.
-  if (num_threads > 1) {
-    for (std::size_t i = 0; i < plans.size(); ++i) {
-      if (failures[i] && failed_for_memory(failures[i])) run_plan(i);
-    }
-  }
+  const std::size_t num_threads =
+      run_jobs(static_cast<std::size_t>(jobs_option), run_plan, failures);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   for (std::size_t i = 0; i < plans.size(); ++i) {

@@ -1,0 +1,60 @@
+#include "job_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <new>
+#include <system_error>
+#include <thread>
+
+namespace bindersim::cli {
+namespace {
+
+bool failed_for_memory(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::bad_alloc&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::size_t run_jobs(std::size_t jobs, const std::function<void(std::size_t)>& job,
+                     std::vector<std::exception_ptr>& failures,
+                     const std::function<void()>& watch) {
+  const std::size_t count = failures.size();
+  std::atomic<std::size_t> next{0};
+  const auto worker = [&] {
+    for (std::size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) job(i);
+  };
+  std::size_t num_threads = 1;
+  {
+    std::vector<std::thread> threads;
+    const std::size_t wanted = std::min(jobs, std::max<std::size_t>(count, 1));
+    threads.reserve(wanted);
+    for (std::size_t t = 0; t < wanted; ++t) {
+      try {
+        threads.emplace_back(worker);
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+    if (threads.empty()) {
+      worker();
+    } else {
+      num_threads = threads.size();
+      if (watch) watch();
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  if (num_threads > 1) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (failures[i] && failed_for_memory(failures[i])) job(i);
+    }
+  }
+  return num_threads;
+}
+
+}  // namespace bindersim::cli
