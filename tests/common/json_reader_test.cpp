@@ -10,20 +10,12 @@
 #include <vector>
 
 #include "bindersim/common/error.hpp"
+#include "config_error.hpp"
 
 namespace bindersim {
 namespace {
 
-// The message of the ConfigError thrown by `action`, or a marker when nothing was thrown.
-template <typename Action>
-std::string error_of(Action&& action) {
-  try {
-    action();
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  return "<no ConfigError>";
-}
+using testing::error_of;
 
 JsonDocument parse(std::string_view text) {
   return JsonDocument::parse_text(text, "topologies/x.json");
