@@ -248,6 +248,12 @@ TEST_F(SweepTest, ErrorsNameTheFileAndThePointer) {
        R"(sweeps/test.json: /axis: unknown key (did you mean "axes"?))"},
       {R"({"schema": "bindersim.sweep/1", "name": "x"})",
        R"(sweeps/test.json: /: missing required key "seeds")"},
+      {"{\"schema\": \"bindersim.sweep/1\", \"name\": \"a\\nb\", \"seeds\": 1}",
+       "sweeps/test.json: /name: expected a name without control characters, got \"a\\nb\""},
+      {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1,
+           "axes": [{"name": "n\t", "key": "clients.0.iterations", "values": [1]}]})",
+       "sweeps/test.json: /axes/0/name: expected a name without control characters, got "
+       "\"n\\t\""},
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 0})",
        "sweeps/test.json: /seeds: expected an integer in [1, 1000000], got 0"},
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": [1, 2, 1]})",
