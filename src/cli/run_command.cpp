@@ -269,10 +269,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       io::write_result_json(result, result_file->stream());
       result_file->finish();
     }
-    if (trace_file) {
-      trace_file->finish();
-      trace_file->commit();
-    }
+    if (trace_file) trace_file->commit();
     if (result_file) {
       try {
         result_file->commit();
