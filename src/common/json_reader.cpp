@@ -468,6 +468,22 @@ std::int64_t JsonNode::as_int(std::int64_t min, std::int64_t max) const {
   return value;
 }
 
+std::uint64_t JsonNode::as_uint64() const {
+  if (value_->is_number_unsigned()) return value_->get<std::uint64_t>();
+  if (value_->is_number_integer() && value_->get<std::int64_t>() >= 0) {
+    return static_cast<std::uint64_t>(value_->get<std::int64_t>());
+  }
+  if (value_->is_number_float()) {
+    // Exact only below 2^53; as_int() takes the same floats.
+    const double value = value_->get<double>();
+    if (std::isfinite(value) && value == std::floor(value) && value >= 0 && value < 9.0e15) {
+      return static_cast<std::uint64_t>(value);
+    }
+  }
+  fail_expected("an integer in [0, " + std::to_string(std::numeric_limits<std::uint64_t>::max()) +
+                "]");
+}
+
 std::string JsonNode::as_string() const {
   if (!value_->is_string()) fail_expected("a string");
   return value_->get<std::string>();

@@ -312,7 +312,7 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
     if (items.empty()) seeds.fail_expected("a non-empty array of seeds, or a count");
     std::set<std::uint64_t> seen_seeds;
     for (const JsonNode& item : items) {
-      const auto seed = static_cast<std::uint64_t>(item.as_int(0, kMaxInt64));
+      const std::uint64_t seed = item.as_uint64();
       if (!seen_seeds.insert(seed).second) {
         item.fail("seed " + std::to_string(seed) + " given twice");
       }
@@ -505,7 +505,7 @@ RunSpec parse_run(const JsonNode& node) {
   run.overrides = read_pairs(reader.required("overrides"));
   run.selector = reader.required("selector").as_string();
   run.placement = reader.required("placement").as_string();
-  run.seed = static_cast<std::uint64_t>(reader.required("seed").as_int(0, kMaxInt64));
+  run.seed = reader.required("seed").as_uint64();
   reader.finish();
   const std::string expected = run_id_of(run);
   if (run.run_id != expected) {

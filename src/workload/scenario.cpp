@@ -290,7 +290,7 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     topology.fail_expected("a topology name or the path of a topology file");
   }
   if (auto seed = reader.optional("seed")) {
-    scenario.seed = static_cast<std::uint64_t>(seed->as_int(0, std::int64_t{1} << 53));
+    scenario.seed = seed->as_uint64();
   }
   // Bounded before the conversion to nanoseconds, which must not overflow int64.
   if (auto report = reader.optional("report"))

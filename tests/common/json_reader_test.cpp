@@ -191,6 +191,29 @@ TEST(JsonNodeTest, AsIntRejectsIntegersBeyondInt64) {
   EXPECT_EQ(doc.root().child("m").as_int(), std::numeric_limits<std::int64_t>::max());
 }
 
+TEST(JsonNodeTest, AsUint64TakesTheWholeUnsignedRangeAndNothingElse) {
+  // Seeds: every 64-bit unsigned value, whether nlohmann stored it as signed or unsigned.
+  const JsonDocument doc = parse(
+      R"({"max": 18446744073709551615, "zero": 0, "w": 7.0, "neg": -1, "f": 0.5, "s": "1",
+          "big": 1e300})");
+  const JsonNode root = doc.root();
+  EXPECT_EQ(root.child("max").as_uint64(), std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(root.child("zero").as_uint64(), 0u);
+  EXPECT_EQ(root.child("w").as_uint64(), 7u);
+  const nlohmann::json built = {{"signed", std::int64_t{5}}};
+  const JsonNode built_root(built, std::make_shared<const std::string>("built.json"), "");
+  EXPECT_EQ(built_root.child("signed").as_uint64(), 5u);
+  const std::string range = "expected an integer in [0, 18446744073709551615], got ";
+  EXPECT_EQ(error_of([&] { root.child("neg").as_uint64(); }),
+            "topologies/x.json: /neg: " + range + "-1");
+  EXPECT_EQ(error_of([&] { root.child("f").as_uint64(); }),
+            "topologies/x.json: /f: " + range + "0.5");
+  EXPECT_EQ(error_of([&] { root.child("s").as_uint64(); }),
+            "topologies/x.json: /s: " + range + "\"1\"");
+  EXPECT_EQ(error_of([&] { root.child("big").as_uint64(); }),
+            "topologies/x.json: /big: " + range + "1e+300");
+}
+
 TEST(JsonNodeTest, IntegerRangesAreInclusiveAndNamedInTheMessage) {
   const JsonDocument doc = parse(R"({"lo": 1, "hi": 99, "over": 100, "under": 0})");
   const JsonNode root = doc.root();

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -258,6 +259,8 @@ TEST_F(SweepTest, ErrorsNameTheFileAndThePointer) {
        "sweeps/test.json: /seeds: expected an integer in [1, 1000000], got 0"},
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": [1, 2, 1]})",
        "sweeps/test.json: /seeds/2: seed 1 given twice"},
+      {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": [1, -2]})",
+       "sweeps/test.json: /seeds/1: expected an integer in [0, 18446744073709551615], got -2"},
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1,
            "axes": [{"key": "clients.0.iterations", "values": [1, 2, 1]}]})",
        "sweeps/test.json: /axes/0/values/2: value 1 given twice"},
@@ -324,6 +327,17 @@ TEST(RunLineTest, ReadsBackWhatItWrites) {
   EXPECT_EQ(back.selector, run.selector);
   EXPECT_EQ(back.placement, run.placement);
   EXPECT_EQ(back.seed, run.seed);
+}
+
+TEST_F(SweepTest, SeedsTakeTheWholeUnsignedRangeThroughTheRunsFile) {
+  // The largest seed, as run --seed and scenarios take it, expands and reads back exactly.
+  const auto runs = expand(R"({"schema": "bindersim.sweep/1", "name": "s",
+                               "seeds": [18446744073709551615, 0]})");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].seed, std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(runs[1].seed, 0u);
+  const JsonDocument document = JsonDocument::parse_text(run_line(runs[0]), "runs.jsonl:1");
+  EXPECT_EQ(parse_run(document.root()).seed, std::numeric_limits<std::uint64_t>::max());
 }
 
 TEST(RunLineTest, RejectsALineWhoseRunIdIsNotItsHash) {

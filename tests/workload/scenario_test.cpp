@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -524,4 +525,15 @@ TEST_F(ScenarioTest, OtherStructuralErrors) {
 }
 
 }  // namespace
+TEST_F(ScenarioTest, SeedsTakeTheWholeUnsignedRange) {
+  // The same range as run --seed and the sweeps' seeds: [0, 2^64 - 1].
+  nlohmann::json value = shipped();
+  value["seed"] = std::numeric_limits<std::uint64_t>::max();
+  EXPECT_EQ(parse(value).seed, std::numeric_limits<std::uint64_t>::max());
+  value["seed"] = 0;
+  EXPECT_EQ(parse(value).seed, 0u);
+  EXPECT_EQ(error_after([](nlohmann::json& s) { s["seed"] = -1; }),
+            "scenarios/x.json: /seed: expected an integer in [0, 18446744073709551615], got -1");
+}
+
 }  // namespace bindersim::workload

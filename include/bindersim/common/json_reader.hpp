@@ -36,6 +36,7 @@ class JsonNode {
   double as_number(double min, double max) const;  // inclusive range
   std::int64_t as_int() const;                     // a number without fraction
   std::int64_t as_int(std::int64_t min, std::int64_t max) const;
+  std::uint64_t as_uint64() const;  // an integer in [0, 2^64 - 1] (seeds)
   std::string as_string() const;
   bool as_bool() const;
   // A string that must be one of `valid`; the error lists them.
