@@ -175,6 +175,59 @@ stats::Counters read_counters(const JsonNode& node) {
   return counters;
 }
 
+// The `scheduler` object, checked for the documented layout (its values are not kept).
+void validate_scheduler(const JsonNode& node) {
+  ObjectReader r(node);
+  r.required("governor").as_string();
+  for (const JsonNode& cluster : r.required("clusters").items()) {
+    ObjectReader c(cluster);
+    c.required("name").as_string();
+    read_uint(c.required("mean_freq_khz"));
+    c.finish();
+  }
+  for (const JsonNode& share : r.required("cpu_busy_share").items()) share.as_number(0.0, 1.0);
+  for (const char* key :
+       {"frequency_changes", "newidle_pulls", "balance_pulls", "misfit_migrations"}) {
+    read_uint(r.required(key));
+  }
+  r.finish();
+}
+
+// A lock's statistics in the `allocator` object (validated only, as `scheduler`).
+void validate_lock(const JsonNode& node) {
+  ObjectReader r(node);
+  for (const char* key : {"acquisitions", "contended"}) read_uint(r.required(key));
+  r.required("contended_share").as_number(0.0, 1.0);
+  for (const char* key : {"trylock_failures", "sleeps", "handoffs"}) read_uint(r.required(key));
+  for (const char* key : {"wait", "hold"}) {
+    ObjectReader d(r.required(key));
+    read_uint(d.required("count"));
+    for (const char* ns : {"mean_ns", "p50_ns", "p99_ns", "max_ns"}) read_ns(d.required(ns));
+    d.finish();
+  }
+  read_uint(r.required("spin_ns"));
+  for (const char* key : {"inversions", "owner_preempted"}) {
+    ObjectReader e(r.required(key));
+    read_uint(e.required("count"));
+    read_uint(e.required("total_ns"));
+    e.finish();
+  }
+  r.finish();
+}
+
+void validate_allocator(const JsonNode& node) {
+  ObjectReader r(node);
+  r.required("lock").as_enum({"mutex", "spinlock"});
+  r.required("page_install").as_enum({"locked", "unlocked"});
+  for (const char* key : {"allocations", "failed_no_space", "failed_async_space", "pages_installed",
+                          "pages_reclaimed", "shrinker_skips"}) {
+    read_uint(r.required(key));
+  }
+  validate_lock(r.required("alloc_lock"));
+  validate_lock(r.required("page_lock"));
+  r.finish();
+}
+
 bool is_fingerprint(const std::string& text) {
   return text.size() == 16 && std::all_of(text.begin(), text.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -400,9 +453,10 @@ ResultDocument read_result(const JsonDocument& document) {
   nudges.finish();
   selection.finish();
 
-  // Scheduler statistics are informative: compared only by --exact (whole documents).
-  static_cast<void>(root.optional("scheduler"));
-  static_cast<void>(root.optional("allocator"));
+  // Scheduler and allocator statistics are informative: compared only by --exact. Results
+  // written before they existed have none; when present they are read as strictly as the rest.
+  if (auto scheduler = root.optional("scheduler")) validate_scheduler(*scheduler);
+  if (auto allocator = root.optional("allocator")) validate_allocator(*allocator);
 
   ObjectReader provenance(root.required("provenance"));
   doc.version = provenance.required("version").as_string();

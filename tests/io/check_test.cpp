@@ -254,6 +254,39 @@ TEST(ReadResultTest, RejectsAnythingButTheDocumentedLayout) {
     cases.push_back({"an unknown breakdown part", d,
                      "result.json: /tiers/sched_other/same_cluster/breakdown/irq_ns: unknown key"});
   }
+  {
+    json d = good;
+    d["scheduler"] = "garbage";
+    cases.push_back({"a scheduler that is no object", d, "result.json: /scheduler: expected"});
+  }
+  {
+    json d = good;
+    d["scheduler"].erase("governor");
+    cases.push_back({"a scheduler without governor", d,
+                     "result.json: /scheduler: missing required key \"governor\""});
+  }
+  {
+    json d = good;
+    d["scheduler"]["cpu_busy_share"][0] = 1.5;
+    cases.push_back(
+        {"a busy share above 1", d, "result.json: /scheduler/cpu_busy_share/0: expected"});
+  }
+  {
+    json d = good;
+    d["allocator"]["x"] = 1;
+    cases.push_back({"an unknown allocator key", d, "result.json: /allocator/x: unknown key"});
+  }
+  {
+    json d = good;
+    d["allocator"]["alloc_lock"]["wait"]["p50_ns"] = "slow";
+    cases.push_back({"a lock wait that is no number", d,
+                     "result.json: /allocator/alloc_lock/wait/p50_ns: expected"});
+  }
+  {
+    json d = good;
+    d["allocator"]["lock"] = "rwlock";
+    cases.push_back({"an unknown lock kind", d, "result.json: /allocator/lock: expected one of"});
+  }
   cases.push_back({"an array", json::array(), "result.json: /: expected an object"});
   for (const Case& c : cases) {
     const std::string message = config_error([&] { read(c.doc); });
