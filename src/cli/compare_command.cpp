@@ -200,6 +200,18 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
       placement = vm["placement"].as<std::string>();
       sched::make_placement(*placement);
     }
+    // --selectors and --placement choose for every column: a --set or --vary of the same
+    // option would be overridden without a word.
+    const auto reject_chosen = [&](const char* path, const char* option) {
+      const auto name = [&](const workload::Override& o) { return o.path == path; };
+      const bool in_set = std::any_of(base_overrides.begin(), base_overrides.end(), name);
+      if (in_set || (vary && vary->key == path)) {
+        throw ConfigError(std::string(in_set ? "--set " : "--vary ") + path + ": " + path +
+                          " is chosen by " + option + "; drop one of them");
+      }
+    };
+    if (vm.count("selectors")) reject_chosen("kernel.selector", "--selectors");
+    if (placement) reject_chosen("kernel.placement", "--placement");
     // nullopt: each column runs its own scenario's selector.
     std::vector<std::optional<std::string>> selector_names = {std::nullopt};
     if (vm.count("selectors")) {

@@ -124,6 +124,17 @@ expect_error "--seeds 0" --seeds 0
 expect_error "--seeds beyond the bound" --seeds 2147483647
 expect_error "--jobs 0" --jobs 0
 expect_error "an unknown placement" --placement nosuch
+# --selectors and --placement choose for every column: the same option set or varied as well
+# would be overridden without a word (the columns' labels would not be what ran).
+expect_error "--vary of the selector with --selectors" --selectors fifo,ctabs \
+  --vary kernel.selector=fifo,ctabs
+expect_error "--set of the selector with --selectors" --selectors fifo --set kernel.selector=ctabs
+expect_error "--vary of the placement with --placement" --placement walt \
+  --vary kernel.placement=gki,mainline
+expect_error "--set of the placement with --placement" --placement gki --set kernel.placement=walt
+run compare "$SCENARIO" --placement walt --vary kernel.placement=gki,mainline "${FAST[@]}"
+check "that error says which option chooses" grep -q 'kernel.placement is chosen by --placement' \
+  "$TMP/err"
 run compare "$SCENARIO" --selectors nosuch
 check "an unknown selector lists the valid ones" grep -q 'valid selectors: fifo' "$TMP/err"
 
