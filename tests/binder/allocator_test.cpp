@@ -1,4 +1,4 @@
-// Unit tests of the binder buffer allocator (KERNEL.md 1.7, binder_alloc.c): sizes, best fit,
+// Unit tests of the binder buffer allocator (binder_alloc.c): sizes, best fit,
 // splitting and merging, the async budget, page states and the LRU, and a randomized sequence
 // checked against a brute-force model of the same rules.
 #include "bindersim/binder/allocator.hpp"

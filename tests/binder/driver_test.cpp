@@ -1,4 +1,5 @@
-// Unit tests of the binder driver (KERNEL.md sections 1 and 3) on the SA8155P stack.
+// Unit tests of the binder driver (drivers/android/binder.c and the CTABS patch) on the SA8155P
+// stack.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -45,7 +46,7 @@ class DriverSelectorTest : public ::testing::TestWithParam<std::string> {};
 
 class DriverInheritanceTest : public ::testing::TestWithParam<PriorityInheritance> {};
 
-// --- waiting_threads and thread selection (KERNEL.md 1.1, 1.2) ---------------------------------
+// --- waiting_threads and thread selection (binder_select_thread_ilocked) ------------------------
 
 TEST_P(DriverSelectorTest, IdleLoopersAreInsertedAtTheHeadOfWaitingThreads) {
   // Kernel rule (1.1): a looper that goes idle is pushed at the HEAD of proc->waiting_threads,
@@ -138,7 +139,7 @@ TEST_P(DriverSelectorTest, SelectionSeesEachLooperLastCpu) {
   EXPECT_EQ(h.user.received()[2].from_tid, c);
 }
 
-// --- cpusets --------------------------------------------------------------------------------
+// --- cpusets ------------------------------------------------------------------------------------
 
 TEST(DriverTest, ProcessCpusetConfinesLoopersAndIntersectsAffinity) {
   // A process's cpuset holds every thread of it: the main looper, loopers spawned later, and
@@ -178,7 +179,7 @@ TEST(DriverTest, ProcessCpusetConfinesLoopersAndIntersectsAffinity) {
   EXPECT_EQ(h.sched.task(free_thread).params.affinity, std::uint64_t{1} << 6);
 }
 
-// --- BR_SPAWN_LOOPER (KERNEL.md 1.1) -----------------------------------------------------------
+// --- BR_SPAWN_LOOPER (binder_thread_read) -------------------------------------------------------
 
 TEST(DriverTest, SpawnLooperAppearsOnlyAfterThreadSpawnTime) {
   // Kernel rule (1.1): a looper leaving its read with work while no looper is idle asks for
@@ -301,7 +302,7 @@ TEST(DriverTest, PoolNeverGrowsBeyondMaxThreads) {
   EXPECT_GE(h.driver.counters().proc_todo_queued, 1U);
 }
 
-// --- proc->todo (KERNEL.md 1.3) ----------------------------------------------------------------
+// --- proc->todo (binder_proc_transaction) -------------------------------------------------------
 
 TEST(DriverTest, CallWithNoIdleLooperWaitsOnProcTodoForTheNextReturningLooper) {
   // Kernel rule (1.3.5): with no idle looper the work goes on proc->todo and nobody is woken;
@@ -415,7 +416,7 @@ TEST(DriverTest, ReadLeavingWorkOnProcTodoWakesOneMoreIdleLooper) {
   EXPECT_EQ(oneways, 4);
 }
 
-// --- Replies, oneway and nested transactions (KERNEL.md 1.3 - 1.5) -----------------------------
+// --- Replies, oneway and nested transactions (binder_transaction) -------------------------------
 
 TEST_P(DriverSelectorTest, RepliesGoToTheCallingThreadWithoutSelection) {
   // Kernel rule (1.4): BC_REPLY goes straight to the thread that sent the call; no thread is
@@ -557,7 +558,7 @@ TEST(DriverTest, NestedCallsUnwindThroughTheCallChain) {
   EXPECT_EQ(h.driver.waiting_threads(q), (std::vector<int>{a}));
 }
 
-// --- Priority inheritance (KERNEL.md 1.6) ------------------------------------------------------
+// --- Priority inheritance (binder_set_priority) -------------------------------------------------
 
 TEST(DriverTest, AndroidInheritanceRunsTheServerAtTheRtCallersPriority) {
   // Kernel rule (1.6, Android): a SCHED_FIFO caller's policy and priority are given to the
@@ -701,7 +702,7 @@ TEST_P(DriverInheritanceTest, NodeMinimumPriorityBoundsTheInheritedNice) {
   EXPECT_EQ(h.user.received()[1].nice, -8);
 }
 
-// --- CTABS: last_cpu and the wake_cpu nudge (KERNEL.md 3) --------------------------------------
+// --- CTABS: last_cpu and the wake_cpu nudge (the patch) -----------------------------------------
 
 TEST(DriverTest, LastCpuIsWhereTheLooperReturnedFromWaiting) {
   // CTABS rule (3): a binder thread's last_cpu is the CPU it runs on right after it returns
@@ -871,7 +872,7 @@ TEST(DriverTest, ProcWakeupNeverNudges) {
   EXPECT_EQ(wakeups.back().prev_cpu, 5);
 }
 
-// --- What a completed call reports -------------------------------------------------------------
+// --- What a completed call reports --------------------------------------------------------------
 
 TEST(DriverTest, CallRecordHoldsTimesAndTheObservedCpus) {
   // Driver contract (CallRecord): started is when the caller entered the send path, finished
@@ -905,7 +906,7 @@ TEST(DriverTest, CallRecordHoldsTimesAndTheObservedCpus) {
   EXPECT_EQ(record.cookie, static_cast<std::uint64_t>(200 * kUs));
 }
 
-// --- Instantiations ----------------------------------------------------------------------------
+// --- Instantiations -----------------------------------------------------------------------------
 
 INSTANTIATE_TEST_SUITE_P(Selectors, DriverSelectorTest,
                          ::testing::Values("fifo", "ctabs", "ctabs-nudge"), selector_test_name);

@@ -1,7 +1,7 @@
-// Load balancing at the tick (KERNEL.md section 2.5): the periodic balance of a busy CPU and
-// the NOHZ kick of an idle CPU, under mainline placement and under the energy-aware gki
-// placement, which leaves placement to wakeups while the system is not overutilised. SA8155P:
-// silver 0-3 (capacity 307), gold 4-6, prime 7.
+// Load balancing at the tick (load_balance() and the NOHZ idle balance, kernel/sched/fair.c): the
+// periodic balance of a busy CPU and the NOHZ kick of an idle CPU, under mainline placement and
+// under the energy-aware gki placement, which leaves placement to wakeups while the system is not
+// overutilised. SA8155P: silver 0-3 (capacity 307), gold 4-6, prime 7.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,8 +1,8 @@
-// Behaviour of the Android GKI wakeup placement (KERNEL.md section 2.3 and 2.4): the "honor
-// sync" shortcut, the RT sync rule, the fallback to mainline placement when the system is
-// overutilised, and the energy model behind find_energy_efficient_cpu(), on the SA8155P topology
-// (silver 0-3 with capacity 307, gold 4-6 with 872, prime 7 with 1024; each cluster with its
-// own operating points).
+// Behaviour of the Android GKI wakeup placement (find_energy_efficient_cpu() and the sync rules of
+// the Android common kernel's fair.c and rt.c): the "honor sync" shortcut, the RT sync rule, the
+// fallback to mainline placement when the system is overutilised, and the energy model behind
+// find_energy_efficient_cpu(), on the SA8155P topology (silver 0-3 with capacity 307, gold 4-6 with
+// 872, prime 7 with 1024; each cluster with its own operating points).
 #include <gtest/gtest.h>
 
 #include <cstddef>

@@ -1,6 +1,7 @@
-// Behaviour of the mainline wakeup placement steps (KERNEL.md section 2.2 and 2.4), called
-// directly on a live scheduler on the SA8155P topology (silver 0-3 with capacity ~307, gold
-// 4-6 with ~871, prime 7 with 1024; one L3 shared by all CPUs).
+// Behaviour of the mainline wakeup placement steps (select_task_rq_fair() and select_task_rq_rt(),
+// kernel/sched/fair.c and rt.c), called directly on a live scheduler on the SA8155P topology
+// (silver 0-3 with capacity ~307, gold 4-6 with ~871, prime 7 with 1024; one L3 shared by all
+// CPUs).
 #include "bindersim/sched/placement.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The binder buffer allocator of one process (binder_alloc.c, KERNEL.md section 1.7): best-fit
+// The binder buffer allocator of one process (binder_alloc.c): best-fit
 // buffers carved from the mapped space, splitting and merging, the async budget, and the state of
 // each page of the space (unmapped, in use, resident-free on the LRU). A pure data structure: no
 // time and no lock; the driver times page installation and models the lock around it.

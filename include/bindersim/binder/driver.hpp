@@ -1,6 +1,6 @@
 // The binder driver: processes with looper pools, waiting_threads with head insertion, todo
 // lists, two-way / oneway / reply / nested transactions, BR_SPAWN_LOOPER and priority
-// inheritance (KERNEL.md section 1). Thread selection is delegated to a Selector.
+// inheritance (drivers/android/binder.c). Thread selection is delegated to a Selector.
 #pragma once
 
 #include <algorithm>

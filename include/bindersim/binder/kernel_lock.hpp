@@ -1,7 +1,7 @@
 // Kernel locks taken on binder's allocator paths: a sleeping mutex (optimistic spinning while
 // the owner runs, no priority inheritance, wakeup of a waiter on unlock, handoff to a waiter
 // that lost a race) and a queued spinlock (preemption disabled while spinning and holding,
-// FIFO grant), with their statistics and priority-inversion episodes (KERNEL.md section 1.7).
+// FIFO grant), with their statistics and priority-inversion episodes (binder_alloc.c's locks).
 #pragma once
 
 #include <cstdint>

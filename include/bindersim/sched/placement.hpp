@@ -1,7 +1,7 @@
 // Wakeup placement policies: where try_to_wake_up() puts a task. `mainline` follows the
 // upstream fair-class (wake_affine + select_idle_sibling / select_idle_capacity) and RT-class
-// (find_lowest_rq) paths of KERNEL.md section 2; `gki` adds Android's energy-aware path with
-// its sync rules (section 2.3 and 2.4). docs/placement.md explains both.
+// (find_lowest_rq) paths of kernel/sched/fair.c and rt.c; `gki` adds Android's energy-aware path
+// with its sync rules. docs/model.md explains both.
 #pragma once
 
 #include <memory>

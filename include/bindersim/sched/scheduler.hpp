@@ -52,7 +52,7 @@ struct WakeContext {
 };
 
 // The cpufreq governor of every cluster: `performance` and `powersave` hold the highest and the
-// lowest operating point; `schedutil` follows utilisation (KERNEL.md section 2.3). Without
+// lowest operating point; `schedutil` follows utilisation (cpufreq_schedutil.c). Without
 // operating points in the topology every cluster runs at its maximum frequency.
 enum class Governor : std::uint8_t { kPerformance, kPowersave, kSchedutil };
 

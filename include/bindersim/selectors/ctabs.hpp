@@ -15,7 +15,7 @@ namespace bindersim::selectors {
 inline constexpr std::string_view kCtabsName = "ctabs";
 inline constexpr std::string_view kCtabsNudgeName = "ctabs-nudge";
 
-// Implements the patch code of KERNEL.md 3. Walks waiting_threads from the head: a thread whose
+// Implements the CTABS patch's selection. Walks waiting_threads from the head: a thread whose
 // last_cpu is the caller's CPU is taken at once; otherwise a thread scores 1 when its last_cpu
 // is in the caller's cluster and 0 otherwise (also when it never ran), and the first thread
 // with the highest score wins, so with no match the answer is the head, as with fifo.

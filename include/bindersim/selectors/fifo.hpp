@@ -14,8 +14,8 @@ namespace bindersim::selectors {
 
 inline constexpr std::string_view kFifoName = "fifo";
 
-// Takes the head of waiting_threads (KERNEL.md 1.2): with head insertion, the thread that went
-// idle most recently. Never nudges.
+// Takes the head of waiting_threads (binder_select_thread_ilocked()): with head insertion, the
+// thread that went idle most recently. Never nudges.
 class FifoSelector final : public Selector {
  public:
   FifoSelector() : Selector(std::string(kFifoName)) {}

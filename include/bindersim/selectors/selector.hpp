@@ -41,7 +41,7 @@ struct SelectionRequest {
   int caller_cpu = -1;  // CPU the sender runs on when it calls; must be a CPU of the topology
   // The wakeup that follows is a sync wakeup (two-way call). Policies do not need to look at
   // it: a nudge is returned either way, and the driver applies it to wake_cpu only on a sync
-  // wakeup (KERNEL.md 3: non-sync wakeups never nudge).
+  // wakeup (the CTABS patch: non-sync wakeups never nudge).
   bool sync = true;
 };
 
