@@ -16,6 +16,9 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const spdlo
 SimContext::SimContext(const topology::Topology& topology_in, std::uint64_t seed_in)
     : topology(topology_in), seed(seed_in) {
   auto sink = std::make_shared<spdlog::sinks::stderr_sink_st>();
+  // No wall-clock time stamp: each record carries its simulated time, so the same run gives
+  // the same log.
+  sink->set_pattern("[%n] [%l] %v");
   sched_log = make_logger("sched", sink);
   binder_log = make_logger("binder", sink);
   workload_log = make_logger("workload", sink);

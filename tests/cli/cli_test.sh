@@ -32,6 +32,20 @@ else
   fail "two runs with the same seed are byte-identical" "exit $rc"
 fi
 
+# --log-level debug: every wakeup decision on stderr, the same for the same run, and the
+# result unchanged by the logging.
+SHORT=(--set clients.0.iterations=30)
+run run "$SCENARIO" "${SHORT[@]}" --out "$TMP/quiet.json"
+run run "$SCENARIO" "${SHORT[@]}" --log-level debug --out "$TMP/logged.json"
+cp "$TMP/err" "$TMP/log1"
+run run "$SCENARIO" "${SHORT[@]}" --log-level debug --out "$TMP/logged.json"
+if [[ $rc -eq 0 ]] && grep -q '^\[sched\] \[debug\] \[[0-9]* ns\] wake ' "$TMP/log1" &&
+  cmp -s "$TMP/log1" "$TMP/err" && cmp -s "$TMP/quiet.json" "$TMP/logged.json"; then
+  pass "--log-level debug logs each wakeup, the same on every run, and leaves the result as is"
+else
+  fail "--log-level debug logs each wakeup, the same on every run" "exit $rc: $(head -c 300 "$TMP/err")"
+fi
+
 run run "$SCENARIO" --selector fifo --seed 2 --out "$TMP/fifo-seed2.json"
 [[ $rc -eq 0 ]] || fail "run --seed 2 exits 0" "exit $rc: $(head -c 300 "$TMP/err")"
 
