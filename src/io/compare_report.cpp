@@ -101,15 +101,14 @@ std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
   return out;
 }
 
-// x rounded to 1/kSummaryScale, without negative zero; null when undefined.
-ordered_json rounded_json(const std::optional<double>& x) {
+}  // namespace
+
+ordered_json summary_value_json(const std::optional<double>& x) {
   if (!x) return nullptr;
   double r = std::round(*x * kSummaryScale) / kSummaryScale;
   if (r == 0.0) r = 0.0;
   return r;
 }
-
-}  // namespace
 
 std::string report_topology(const CompareReport& report) {
   return distinct_joined(report, &CompareColumn::topology);
@@ -231,9 +230,9 @@ ordered_json compare_to_json(const CompareReport& report) {
       const stats::ColumnStats& s = row.columns[c];
       ordered_json cell = ordered_json::object();
       cell["label"] = c < report.columns.size() ? report.columns[c].label : std::string();
-      cell["mean"] = rounded_json(s.mean);
-      cell["ci95"] = rounded_json(s.ci95);
-      cell["delta_pct"] = rounded_json(s.delta_pct);
+      cell["mean"] = summary_value_json(s.mean);
+      cell["ci95"] = summary_value_json(s.ci95);
+      cell["delta_pct"] = summary_value_json(s.delta_pct);
       cell["significant"] = s.significant ? ordered_json(*s.significant) : ordered_json(nullptr);
       cells.push_back(std::move(cell));
     }

@@ -56,14 +56,6 @@ std::string axes_text(const std::vector<NamedValue>& axes) {
   return text;
 }
 
-// x rounded to 1/io::kSummaryScale, without negative zero; null when undefined.
-ordered_json rounded_json(const std::optional<double>& x) {
-  if (!x) return nullptr;
-  double r = std::round(*x * io::kSummaryScale) / io::kSummaryScale;
-  if (r == 0.0) r = 0.0;
-  return r;
-}
-
 std::string seeds_list(const std::vector<std::uint64_t>& seeds) {
   std::string out;
   for (std::size_t i = 0; i < seeds.size(); ++i) out += fmt::format("{}{}", i ? "," : "", seeds[i]);
@@ -454,9 +446,9 @@ ordered_json summary_to_json(const SweepSummary& summary) {
       for (const stats::MetricSummary& row : statistics) {
         const stats::ColumnStats& s = row.columns[c];
         ordered_json cell = ordered_json::object();
-        cell["value"] = rounded_json(s.mean);
-        cell["ci95"] = rounded_json(s.ci95);
-        cell["delta_pct"] = rounded_json(s.delta_pct);
+        cell["value"] = io::summary_value_json(s.mean);
+        cell["ci95"] = io::summary_value_json(s.ci95);
+        cell["delta_pct"] = io::summary_value_json(s.delta_pct);
         cell["significant"] = s.significant ? ordered_json(*s.significant) : ordered_json(nullptr);
         values[row.metric.key] = std::move(cell);
       }

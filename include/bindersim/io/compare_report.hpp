@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -21,6 +22,10 @@ inline constexpr std::string_view kCompareSchema = "bindersim.compare/1";
 // Decimal places kept for the summary's doubles (mean, ci95, delta_pct), so their text is
 // stable: 1e-6.
 inline constexpr double kSummaryScale = 1e6;
+
+// A summary value as written: rounded to 1/kSummaryScale, without negative zero; null when
+// undefined.
+nlohmann::ordered_json summary_value_json(const std::optional<double>& x);
 
 // One column of the comparison: a selector, and the scenario overrides its runs used.
 struct CompareColumn {
