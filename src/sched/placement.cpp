@@ -33,7 +33,7 @@ namespace {
 
 bool fits(const Scheduler& sched, int tid, int cpu) {
   if (!sched.asym_capacity()) return true;
-  return MainlinePlacement::fits_capacity(sched.task_util_est(tid), sched.topology().capacity(cpu));
+  return MainlinePlacement::fits_capacity(sched.task_util_est(tid), sched.capacity_of(cpu));
 }
 
 // rt_task_fits_capacity(): an RT task's utilisation is its uclamp minimum
@@ -80,9 +80,9 @@ int MainlinePlacement::wake_affine(const Scheduler& sched, int tid, int this_cpu
   const double task_load = sched.task(tid).load_avg(now);
   this_eff_load += task_load;
   constexpr double kImbalancePct = 117;  // sd->imbalance_pct of the LLC domain
-  this_eff_load *= 100.0 * sched.topology().capacity(prev_cpu);
+  this_eff_load *= 100.0 * sched.capacity_of(prev_cpu);
   double prev_eff_load = sched.cpu_load(prev_cpu) - task_load;
-  prev_eff_load *= (100.0 + (kImbalancePct - 100.0) / 2.0) * sched.topology().capacity(this_cpu);
+  prev_eff_load *= (100.0 + (kImbalancePct - 100.0) / 2.0) * sched.capacity_of(this_cpu);
   if (sync) prev_eff_load += 1;
   return this_eff_load < prev_eff_load ? this_cpu : prev_cpu;
 }
@@ -91,11 +91,11 @@ int MainlinePlacement::select_idle_capacity(const Scheduler& sched, int tid, int
   const Task& task = sched.task(tid);
   const int n = sched.num_cpus();
   int best_cpu = kNoCpu;
-  int best_capacity = 0;
+  double best_capacity = 0;
   for (int i = 0, cpu = target; i < n; ++i, cpu = cpu + 1 == n ? 0 : cpu + 1) {
     if (!task.allowed_on(cpu) || !sched.available_idle_cpu(cpu)) continue;
     if (fits(sched, tid, cpu)) return cpu;
-    const int capacity = sched.topology().capacity(cpu);
+    const double capacity = sched.capacity_of(cpu);
     if (capacity > best_capacity) {
       best_capacity = capacity;
       best_cpu = cpu;
@@ -229,16 +229,8 @@ bool GkiPlacement::honor_rt_sync(const Scheduler& sched, int tid, const WakeCont
   if (!ctx.sync || cpu < 0 || !sched.task(tid).allowed_on(cpu)) return false;
   const RunQueue& rq = sched.rq(cpu);
   if (rq.curr < 0 || !sched.task(rq.curr).is_rt()) return false;  // only RT wakers
-  // rt.highest_prio.next: the best priority among the pushable queued RT tasks (those that may
-  // run on more than one CPU).
-  int next_prio = kMaxRtPrio;
-  for (int queued : rq.rt) {
-    const std::uint64_t affinity = sched.task(queued).params.affinity;
-    const bool pinned = affinity != 0 && (affinity & (affinity - 1)) == 0;
-    if (!pinned) next_prio = std::min(next_prio, sched.task(queued).prio());
-  }
   const int rt_nr_running = 1 + static_cast<int>(rq.rt.size());
-  return sched.task(tid).prio() <= next_prio && rt_nr_running <= 2;
+  return sched.task(tid).prio() <= sched.next_pushable_rt_prio(cpu) && rt_nr_running <= 2;
 }
 
 namespace {

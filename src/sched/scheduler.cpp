@@ -116,6 +116,14 @@ int Scheduler::highest_rt_prio(int cpu) const {
   return best;
 }
 
+int Scheduler::next_pushable_rt_prio(int cpu) const {
+  int best = kMaxRtPrio;
+  for (int tid : rq(cpu).rt) {
+    if (task(tid).rt_pushable()) best = std::min(best, task(tid).prio());
+  }
+  return best;
+}
+
 int Scheduler::runnable_fair_weight(int cpu) const {
   const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
   int weight = r.curr >= 0 && !task(r.curr).is_rt() ? task(r.curr).weight : 0;
@@ -212,12 +220,23 @@ double Scheduler::frequency_util(int cpu, double util) const {
 
 double Scheduler::cpu_frequency_util(int cpu) const { return frequency_util(cpu, cpu_util(cpu)); }
 
-bool Scheduler::overutilized() const {
-  // Asked several times per wakeup: remembered until the time or any run queue changes.
-  if (overutilized_at_ == now()) return overutilized_;
-  overutilized_at_ = now();
-  overutilized_ = compute_overutilized();
-  return overutilized_;
+// cpu_overutilized(): the CPU's fair utilisation no longer fits capacity_of() with the 20%
+// margin.
+bool Scheduler::cpu_overutilized(int cpu) const {
+  return cpu_util_cfs(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0;
+}
+
+// update_overutilized_status(): set when a fair task is enqueued by a wakeup or ticks on an
+// overutilised CPU; only a load balance at the root domain clears it.
+void Scheduler::update_overutilized_status(int cpu) {
+  if (!overutilized_ && cpu_overutilized(cpu)) overutilized_ = true;
+}
+
+bool Scheduler::any_cpu_overloaded() const {
+  for (int cpu = 0; cpu < num_cpus(); ++cpu) {
+    if (nr_running(cpu) >= 2) return true;
+  }
+  return false;
 }
 
 bool Scheduler::compute_overutilized() const {
@@ -228,8 +247,7 @@ bool Scheduler::compute_overutilized() const {
   for (int i = 0; i < n; ++i) {
     SimTime& below_until = below_until_[static_cast<std::size_t>(cpu)];
     if (now() >= below_until) {
-      // cpu_overutilized(): the utilisation no longer fits capacity_of() with the 20% margin.
-      if (cpu_util_cfs(cpu) * 1280.0 >= capacity_of(cpu) * 1024.0) {
+      if (cpu_overutilized(cpu)) {
         overutilized_cpu_ = cpu;
         return true;
       }
@@ -329,7 +347,6 @@ void Scheduler::update_pelt(Task& task) {
 // attached tasks, frequency).
 void Scheduler::sync_rq_signals(int cpu) {
   // The caller is about to change this run queue.
-  overutilized_at_ = engine::kNever;
   util_memo_[static_cast<std::size_t>(cpu)].at = engine::kNever;
   below_until_[static_cast<std::size_t>(cpu)] = kUnknown;
   RunQueue& r = q(cpu);
@@ -468,6 +485,7 @@ void Scheduler::enqueue(int cpu, int tid) {
   sync_rq_signals(cpu);
   Task& task = t(tid);
   task.state = TaskState::kRunnable;
+  task.kept_by_rt_sync = false;
   (task.is_rt() ? q(cpu).rt : q(cpu).fair).push_back(tid);
 }
 
@@ -579,12 +597,29 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   task.woken_at = now();
   task.pending_ipi = 0;
   task.pending_idle_exit = 0;
+  // enqueue_task_rt() on Android: a wakee the RT sync rule keeps with its waker is not made
+  // pushable, so that no other CPU pulls it away (asked before it is queued).
+  const bool kept_by_sync =
+      task.is_rt() && placement_.honors_rt_sync() && ctx.sync && rt_sync_keeps(cpu, task);
   enqueue(cpu, tid);
+  task.kept_by_rt_sync = kept_by_sync;
   util_est_enqueue(task, cpu);
+  if (!task.is_rt() && !ctx.fork) update_overutilized_status(cpu);  // enqueue_task_fair()
   if (auto* tracer = context_.tracer) tracer->sched_wakeup(*this, tid, ctx);
   update_pelt(task);
   check_preempt(cpu, tid, ctx.waker_cpu);
   update_frequency(context_.topology.cluster_of(cpu));
+}
+
+// should_honor_rt_sync() as enqueue_task_rt() asks it, for `task` about to be queued on
+// `cpu`: an RT task runs there, `task` is at least as important as the best pushable one, and
+// with it at most two RT tasks are runnable there.
+bool Scheduler::rt_sync_keeps(int cpu, const Task& task) const {
+  const RunQueue& r = rq(cpu);
+  if (r.curr < 0 || !this->task(r.curr).is_rt()) return false;
+  // Runnable RT tasks with `task` queued: the running one, the queued ones and `task`.
+  const int rt_nr_running = static_cast<int>(r.rt.size()) + 2;
+  return task.prio() <= next_pushable_rt_prio(cpu) && rt_nr_running <= 2;
 }
 
 void Scheduler::request_resched(int cpu, SimTime at) {
@@ -733,10 +768,13 @@ int Scheduler::newidle_balance(int cpu) {
   // The kernel skips the fair balance when this CPU's idle periods are short on average
   // (avg_idle < migration cost): the pull would cost more than it saves. The placement
   // decides (may_pull); WALT still balances within a cluster then.
-  if (!balancing_active()) return -1;
   const BalanceKind kind = average_idle(cpu) < tunables_.migration_cost_ns
                                ? BalanceKind::kNewIdleShortIdle
                                : BalanceKind::kNewIdle;
+  // A balance that reaches the root domain (rd->overload: some CPU runs two or more tasks; this
+  // CPU idle long enough on average) updates the flag.
+  if (kind == BalanceKind::kNewIdle && any_cpu_overloaded()) refresh_overutilized();
+  if (!balancing_active()) return -1;
   if (kind == BalanceKind::kNewIdleShortIdle && !placement_.pulls_after_short_idle()) return -1;
   const int pulled = pull_fair_task(cpu, 1, kind);
   if (pulled >= 0) ++newidle_pulls_;
@@ -756,7 +794,9 @@ int Scheduler::pull_rt_task(int cpu) {
     const int curr_prio = src.curr >= 0 ? t(src.curr).prio() : kMaxRtPrio + 40;
     for (int tid : src.rt) {
       const Task& candidate = t(tid);
-      if (!candidate.allowed_on(cpu) || candidate.prio() < curr_prio) continue;
+      if (!candidate.rt_pushable() || !candidate.allowed_on(cpu) || candidate.prio() < curr_prio) {
+        continue;
+      }
       if (best < 0 || candidate.prio() < t(best).prio()) best = tid;
     }
   }
@@ -989,7 +1029,6 @@ void Scheduler::block_until(int tid, SimTime wake_at) {
 void Scheduler::exit(int tid) { switch_out(tid, TaskState::kDead); }
 
 void Scheduler::set_task_util(int tid, double util) {
-  overutilized_at_ = engine::kNever;
   for (UtilMemo& memo : util_memo_) memo.at = engine::kNever;
   std::fill(below_until_.begin(), below_until_.end(), kUnknown);
   Task& task = t(tid);
@@ -1111,6 +1150,7 @@ void Scheduler::start_tick(int cpu) {
 void Scheduler::tick(int cpu) {
   account_progress(cpu);
   update_misfit_status(cpu);  // task_tick_fair()
+  if (q(cpu).curr >= 0 && !t(q(cpu).curr).is_rt()) update_overutilized_status(cpu);
   update_frequency(context_.topology.cluster_of(cpu));
   periodic_balance(cpu);
   start_tick(cpu);
@@ -1124,6 +1164,7 @@ void Scheduler::periodic_balance(int cpu) {
   RunQueue& r = q(cpu);
   if (now() >= r.next_balance) {
     r.next_balance = now() + num_cpus() * engine::kMillisecond * kBusyFactor;
+    refresh_overutilized();  // the balance's statistics at the root domain
     if (balancing_active() && pull_fair_task(cpu, 2, BalanceKind::kPeriodic) >= 0) {
       ++balance_pulls_;
       ensure_slice_check(cpu);
@@ -1134,7 +1175,10 @@ void Scheduler::periodic_balance(int cpu) {
 }
 
 void Scheduler::kick_idle_balance(int cpu) {
-  if (nr_running(cpu) < 2 || q(cpu).fair.empty() || !balancing_active()) return;
+  if (nr_running(cpu) < 2 || q(cpu).fair.empty()) return;
+  // The kicked idle CPU balances up to the root domain, which updates the flag first.
+  refresh_overutilized();
+  if (!balancing_active()) return;
   for (int idle = 0; idle < num_cpus(); ++idle) {
     if (!available_idle_cpu(idle) || q(idle).available_at > now()) continue;
     const int pulled = pull_fair_task(idle, 1, BalanceKind::kIdleKick);

@@ -353,15 +353,11 @@ int WaltPlacement::select_task_rq_rt(const Scheduler& sched, int tid, int prev_c
   const int this_cpu = ctx.waker_cpu;
   if (ctx.sync && this_cpu >= 0 && task.allowed_on(this_cpu)) {
     const RunQueue& rq = sched.rq(this_cpu);
-    int next_prio = kMaxRtPrio;
-    for (int queued : rq.rt) {
-      const std::uint64_t affinity = sched.task(queued).params.affinity;
-      const bool pinned = affinity != 0 && (affinity & (affinity - 1)) == 0;
-      if (!pinned) next_prio = std::min(next_prio, sched.task(queued).prio());
-    }
     const int rt_nr_running =
         static_cast<int>(rq.rt.size()) + (rq.curr >= 0 && sched.task(rq.curr).is_rt() ? 1 : 0);
-    if (task.prio() <= next_prio && rt_nr_running <= 2) return this_cpu;
+    if (task.prio() <= sched.next_pushable_rt_prio(this_cpu) && rt_nr_running <= 2) {
+      return this_cpu;
+    }
   }
 
   // cpupri_find_fitness(): the CPUs of the lowest priority level below the task's (idle and

@@ -115,9 +115,11 @@ TEST_F(GkiBalanceTest, NoKickWhileNotOverutilizedThenPullOnceOverutilized) {
   EXPECT_EQ(sched_.balance_pulls(), 0U);
   const auto migrations = sched_.migrations();
   sched_.set_task_util(hog, 0.9 * topology_.capacity(1));
+  EXPECT_TRUE(sched_.any_cpu_overutilized());
+  EXPECT_FALSE(sched_.overutilized());  // until the hog's next tick sets it
+  run_until(2 * tick());
   EXPECT_TRUE(sched_.overutilized());
   EXPECT_TRUE(sched_.balancing_active());
-  run_until(2 * tick());
   EXPECT_EQ(sched_.task(waiter).cpu, kSilver0);
   EXPECT_EQ(sched_.balance_pulls(), 1U);
   EXPECT_EQ(sched_.migrations(), migrations + 1);

@@ -200,8 +200,9 @@ TEST_F(GkiTest, OverutilizedSystemFallsBackToMainlinePlacement) {
   EXPECT_FALSE(sched_.balancing_active());
   EXPECT_EQ(GP::find_energy_efficient_cpu(sched_, wakee, 5, sync), kSilver0);
 
-  // 90% of silver CPU 2's capacity.
+  // 90% of silver CPU 2's capacity, seen by a balance at the root domain.
   sched_.set_task_util(hog, 0.9 * topology_.capacity(2));
+  sched_.refresh_overutilized();
   EXPECT_TRUE(sched_.overutilized());
   EXPECT_TRUE(sched_.balancing_active());
   EXPECT_EQ(GP::find_energy_efficient_cpu(sched_, wakee, 5, sync), -1);
@@ -212,8 +213,9 @@ TEST_F(GkiTest, OverutilizedSystemFallsBackToMainlinePlacement) {
   EXPECT_EQ(gki_cpu, 5);
   EXPECT_EQ(gki_cpu, mainline_cpu);
 
-  // Back below 80%: energy-aware placement decides again.
+  // Back below 80%, and seen so: energy-aware placement decides again.
   sched_.set_task_util(hog, 0.7 * topology_.capacity(2));
+  sched_.refresh_overutilized();
   EXPECT_FALSE(sched_.overutilized());
   EXPECT_FALSE(sched_.balancing_active());
   EXPECT_EQ(gki_.select_cpu(sched_, wakee, 5, sync), kSilver0);
@@ -226,6 +228,27 @@ TEST(BalancingActiveTest, IsAlwaysOnUnderMainlinePlacement) {
   EXPECT_TRUE(h->sched().balancing_active());
 }
 
+TEST_F(GkiTest, TheOverutilisedFlagStaysSetUntilARootDomainBalance) {
+  // rd->overutilized: a wakeup that enqueues a fair task on an overutilised CPU sets the flag.
+  // When the utilisation falls back the flag stays, and wakeups keep the mainline path, until a
+  // load balance at the root domain recomputes it.
+  const int wakee = sleeper(2, fair_params("wakee"), only(2));
+  const int other = sleeper(5);
+  const int hog = busy({2})[0];
+  sched_.set_task_util(hog, 0.9 * topology_.capacity(2));
+  ASSERT_TRUE(sched_.any_cpu_overutilized());
+  EXPECT_FALSE(sched_.overutilized());  // nothing has set it yet
+  wake(wakee, WakeContext{});           // enqueue_task_fair() on CPU 2
+  EXPECT_TRUE(sched_.overutilized());
+  sched_.set_task_util(hog, 0.5 * topology_.capacity(2));
+  ASSERT_FALSE(sched_.any_cpu_overutilized());
+  EXPECT_TRUE(sched_.overutilized());
+  EXPECT_EQ(GP::find_energy_efficient_cpu(sched_, other, 5, WakeContext{}), -1);
+  sched_.refresh_overutilized();
+  EXPECT_FALSE(sched_.overutilized());
+  EXPECT_NE(GP::find_energy_efficient_cpu(sched_, other, 5, WakeContext{}), -1);
+}
+
 TEST_F(GkiTest, OverutilizationComparesFairUtilisationWithCapacityLeftByRt) {
   // cpu_overutilized(): fair utilisation against capacity_of(). On gold CPU 4, after an RT task
   // kept it busy for over 100 ms, a fair utilisation far below 80% of 872 overutilises the CPU
@@ -235,17 +258,17 @@ TEST_F(GkiTest, OverutilizationComparesFairUtilisationWithCapacityLeftByRt) {
   const double left = sched_.capacity_of(kGold0);
   ASSERT_LT(left, 0.5 * topology_.capacity(kGold0));
   sched_.set_task_util(fair, 0.7 * left);
-  EXPECT_FALSE(sched_.overutilized());
+  EXPECT_FALSE(sched_.any_cpu_overutilized());
   sched_.set_task_util(fair, 0.9 * left);
-  EXPECT_TRUE(sched_.overutilized());
+  EXPECT_TRUE(sched_.any_cpu_overutilized());
   // RT utilisation alone, however high, is not overutilisation.
   sched_.set_task_util(fair, 0);
   ASSERT_GT(sched_.cpu_util_rt(kGold0), 0.8 * topology_.capacity(kGold0));
-  EXPECT_FALSE(sched_.overutilized());
+  EXPECT_FALSE(sched_.any_cpu_overutilized());
 }
 
 TEST_F(GkiTest, OverutilizedAgreesWithTheDirectCheckAsUtilisationRisesAndDecays) {
-  // overutilized() skips CPUs whose utilisation cannot reach the threshold before their run
+  // any_cpu_overutilized() skips CPUs whose utilisation cannot reach the threshold before their run
   // queue changes. Asked every 20 us while a fair hog's utilisation on gold CPU 4 rises past
   // 80% of its capacity (and its frequency with it), then decays after the hog sleeps, it
   // agrees with every CPU checked directly, and flips exactly twice.
@@ -258,7 +281,7 @@ TEST_F(GkiTest, OverutilizedAgreesWithTheDirectCheckAsUtilisationRisesAndDecays)
     for (int cpu = 0; cpu < topology_.num_cpus(); ++cpu) {
       direct = direct || sched_.cpu_util_fair(cpu) * 1280.0 >= sched_.capacity_of(cpu) * 1024.0;
     }
-    ASSERT_EQ(sched_.overutilized(), direct) << "at " << now() << " ns";
+    ASSERT_EQ(sched_.any_cpu_overutilized(), direct) << "at " << now() << " ns";
     if (direct != before) ++flips;
     before = direct;
   }
@@ -273,7 +296,7 @@ TEST_F(GkiTest, OverutilizedFindsAnyOverutilisedCpuWhicheverWasFoundBefore) {
   auto load = [&](double silver_share, double gold_share) {
     sched_.set_task_util(on_silver, silver_share * topology_.capacity(2));
     sched_.set_task_util(on_gold, gold_share * topology_.capacity(5));
-    return sched_.overutilized();
+    return sched_.any_cpu_overutilized();
   };
   EXPECT_FALSE(load(0.5, 0.5));
   EXPECT_TRUE(load(0.5, 0.9));
@@ -292,7 +315,7 @@ TEST_F(GkiTest, OverutilizedIsExactlyTheFailureOfTheFitMargin) {
   const double util = sched_.cpu_util_fair(kPrime);
   const double capacity = sched_.capacity_of(kPrime);
   ASSERT_EQ(capacity, 1024.0);
-  EXPECT_EQ(sched_.overutilized(), !MP::fits_capacity(util, capacity)) << "util " << util;
+  EXPECT_EQ(sched_.any_cpu_overutilized(), !MP::fits_capacity(util, capacity)) << "util " << util;
 }
 
 // --- RT sync rule --------------------------------------------------------------------------
@@ -400,6 +423,7 @@ TEST_F(GkiTest, OverutilizedFallbackScansForTheFirstIdleCpuTheTaskFits) {
   EXPECT_EQ(gki_.select_cpu(sched_, wakee, 6, WakeContext{}), 6);
 
   sched_.set_task_util(hogs[2], 0.9 * topology_.capacity(3));
+  sched_.refresh_overutilized();
   ASSERT_TRUE(sched_.overutilized());
   EXPECT_EQ(gki_.select_cpu(sched_, wakee, 6, WakeContext{}), kGold0);
   EXPECT_EQ(MP::select_task_rq_fair(sched_, wakee, 6, WakeContext{}), kGold0);
@@ -675,6 +699,21 @@ TEST_F(GkiMarginTest, MarginCountsTheBaseEnergyOfEveryPerformanceDomain) {
   ASSERT_GT(saving, (prev_delta + gold_base) / 16);
   ASSERT_LT(saving, (prev_delta + gold_base + prime_base) / 16);
   EXPECT_EQ(feec(), 5);
+}
+
+TEST_F(GkiRtSyncTest, AWakeeKeptByTheRuleIsNotPulledAway) {
+  // enqueue_task_rt(): the wakee the rule queues behind its waker is not made pushable, so a
+  // CPU going idle does not pull it (pull_rt_task() takes pushable tasks only). A queued RT
+  // task that came another way is pulled (NewIdleTest).
+  occupy(3, fair_params("brief"), 300 * kMicrosecond);
+  wake(wakee_, sync());
+  ASSERT_EQ(sched_.task(wakee_).cpu, 2);
+  ASSERT_EQ(sched_.task(wakee_).state, TaskState::kRunnable);
+  EXPECT_FALSE(sched_.task(wakee_).rt_pushable());
+  run_for(2 * kMillisecond);  // CPU 3 goes idle and looks for RT work to pull
+  EXPECT_EQ(sched_.rq(3).curr, -1);
+  EXPECT_EQ(sched_.task(wakee_).cpu, 2);
+  EXPECT_EQ(sched_.newidle_pulls(), 0U);
 }
 
 }  // namespace

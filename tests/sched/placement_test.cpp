@@ -366,5 +366,19 @@ TEST(PlacementRegistryTest, KnowsMainlineAndGkiAndRejectsUnknownNames) {
   EXPECT_THROW(make_placement("nope"), ConfigError);
 }
 
+TEST_F(PlacementTest, FitnessIsJudgedAgainstTheCapacityRtTasksLeave) {
+  // util_fits_cpu() and select_idle_capacity() compare with capacity_of(), the capacity less
+  // what RT tasks use: gold CPU 4, idle again after an RT task ran there for a while, is passed
+  // over for a task of utilisation 400 that its original capacity (872) would take.
+  const int rt = occupy(4, rt_params("rt", 50), 40 * kMillisecond);
+  run_for(60 * kMillisecond);
+  ASSERT_EQ(sched_.task(rt).state, TaskState::kSleeping);
+  const int tid = sleeper(0);
+  set_util(tid, 400);
+  ASSERT_TRUE(MP::fits_capacity(400, sched_.topology().capacity(4)));
+  ASSERT_FALSE(MP::fits_capacity(400, sched_.capacity_of(4)));
+  EXPECT_EQ(MP::select_idle_capacity(sched_, tid, 4), 5);
+}
+
 }  // namespace
 }  // namespace bindersim::sched

@@ -99,6 +99,7 @@ class RecordingPlacement final : public PlacementPolicy {
   }
   bool pulls_after_short_idle() const override { return inner_->pulls_after_short_idle(); }
   bool migrates_misfit() const override { return inner_->migrates_misfit(); }
+  bool honors_rt_sync() const override { return inner_->honors_rt_sync(); }
 
   struct Call {
     int tid = -1;

@@ -37,6 +37,9 @@ class PlacementPolicy {
   virtual bool pulls_after_short_idle() const { return false; }
   // Whether the scheduler's mainline misfit migration applies (WALT has its own, not modelled).
   virtual bool migrates_misfit() const { return true; }
+  // An Android kernel: enqueue_task_rt() keeps an RT wakee that the RT sync rule holds with its
+  // waker off the pushable list (Scheduler: rt_pushable). Mainline has no such rule.
+  virtual bool honors_rt_sync() const { return false; }
 };
 
 // Upstream placement (no energy model, or an overutilized system).
@@ -73,6 +76,7 @@ class GkiPlacement : public PlacementPolicy {
   std::string_view name() const override { return "gki"; }
   int select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) override;
   bool energy_aware() const override { return true; }
+  bool honors_rt_sync() const override { return true; }
 
   // The steps, public for unit tests.
   // The CPU energy-aware placement chooses, or -1 when it does not decide (no energy model, or

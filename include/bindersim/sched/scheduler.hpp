@@ -221,6 +221,9 @@ class Scheduler final : public engine::EventHandler {
   int llc_size() const { return llc_size_; }
   // Highest priority (lowest value) of RT tasks running or queued on `cpu`; kMaxRtPrio if none.
   int highest_rt_prio(int cpu) const;
+  // rt.highest_prio.next: the highest priority among the pushable RT tasks queued on `cpu`;
+  // kMaxRtPrio if none.
+  int next_pushable_rt_prio(int cpu) const;
   // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included):
   // cpu_util() is cpu_util_cfs() plus RT, as the energy model and schedutil see it.
   double cpu_load(int cpu) const;
@@ -257,8 +260,14 @@ class Scheduler final : public engine::EventHandler {
   double cpu_frequency_util(int cpu) const;
   // The same clamping for a utilisation `util` the CPU would have (placement's estimates).
   double frequency_util(int cpu, double util) const;
-  // The root domain is overutilised: some CPU's cpu_util_cfs() exceeds 80% of capacity_of().
-  bool overutilized() const;
+  // The root domain's overutilised flag (rd->overutilized): set when a fair task is enqueued by
+  // a wakeup or ticks on a CPU whose cpu_util_cfs() exceeds 80% of capacity_of(), recomputed
+  // over every CPU (so possibly cleared) only by a load balance that reaches the root domain.
+  bool overutilized() const { return overutilized_; }
+  // Whether some CPU is overutilised now (what a root-domain balance finds).
+  bool any_cpu_overutilized() const { return compute_overutilized(); }
+  // update_sd_lb_stats() at the root domain: the flag becomes any_cpu_overutilized().
+  void refresh_overutilized() { overutilized_ = compute_overutilized(); }
   // Load balancing is active: not when the energy-aware placement has an energy model and the
   // system is not overutilised (the kernel then leaves placement to wakeups).
   bool balancing_active() const;
@@ -326,6 +335,7 @@ class Scheduler final : public engine::EventHandler {
     if (r.curr >= 0 && t(r.curr).runs_ahead) owner_->settle(r.curr);
   }
   void update_pelt(Task& task);
+  bool rt_sync_keeps(int cpu, const Task& task) const;
   void sync_rq_signals(int cpu);
   void attach_signals(Task& task, int cpu);
   void detach_signals(Task& task);
@@ -412,9 +422,11 @@ class Scheduler final : public engine::EventHandler {
   std::uint64_t balance_pulls_ = 0;
   std::uint64_t misfit_migrations_ = 0;
   std::uint64_t frequency_changes_ = 0;
+  bool cpu_overutilized(int cpu) const;
+  void update_overutilized_status(int cpu);
+  bool any_cpu_overloaded() const;  // rd->overload: some CPU runs two or more tasks
   bool compute_overutilized() const;
-  mutable SimTime overutilized_at_ = engine::kNever;  // when overutilized_ was computed
-  mutable bool overutilized_ = false;
+  bool overutilized_ = false;
   mutable int overutilized_cpu_ = 0;  // the CPU found overutilised last (asked first next time)
   // Per CPU: its fair and RT utilisation as of `at` (placement asks for them many times per
   // wakeup); kNever when the run queue changed since.

@@ -92,6 +92,8 @@ struct Task {
   SimTime exec_start = 0;         // start of the current accounting interval while running
   SimTime slice_start = 0;        // when it was last switched in
   std::uint64_t enqueue_seq = 0;  // FIFO order within an RT priority and for vruntime ties
+  // Queued by a wakeup that the Android RT sync rule keeps with its waker: not pushable.
+  bool kept_by_rt_sync = false;
 
   // wake_wide() bookkeeping (kernel record_wakee()).
   int last_wakee = -1;
@@ -115,6 +117,13 @@ struct Task {
   bool allowed_on(int cpu_id) const {
     return params.affinity == 0 || ((params.affinity >> cpu_id) & 1U) != 0;
   }
+  // Allowed on one CPU only (nr_cpus_allowed == 1).
+  bool pinned() const {
+    return params.affinity != 0 && (params.affinity & (params.affinity - 1)) == 0;
+  }
+  // A queued RT task on its CPU's pushable list (enqueue_pushable_task()): pull_rt_task() may
+  // take it to another CPU. Not pinned tasks, nor a wakee kept by the Android RT sync rule.
+  bool rt_pushable() const { return is_rt() && !pinned() && !kept_by_rt_sync; }
   // PELT load: runnable fraction scaled by the CFS weight.
   double load_avg(SimTime now) const;
 };

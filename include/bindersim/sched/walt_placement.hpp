@@ -20,6 +20,7 @@ class WaltPlacement : public PlacementPolicy {
   bool pulls_after_short_idle() const override { return true; }
   // WALT's own misfit handling (walt_lb_tick) is not modelled; mainline's does not run under it.
   bool migrates_misfit() const override { return false; }
+  bool honors_rt_sync() const override { return true; }  // the kernel's enqueue_task_rt()
 
   // Defaults of the sysctls the placement reads (walt_tunables(), walt_cfs.c, walt_get_indicies).
   // sched_upmigrate 95% and sched_downmigrate 85%: capacity margins 1078 and 1205 (/1024).
