@@ -38,7 +38,7 @@ class PlacementPolicy {
   // Whether the scheduler's mainline misfit migration applies (WALT has its own, not modelled).
   virtual bool migrates_misfit() const { return true; }
   // An Android kernel: enqueue_task_rt() keeps an RT wakee that the RT sync rule holds with its
-  // waker off the pushable list (Scheduler: rt_pushable). Mainline has no such rule.
+  // waker off the pushable list (Task::rt_pushable()). Mainline has no such rule.
   virtual bool honors_rt_sync() const { return false; }
 };
 
