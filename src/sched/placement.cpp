@@ -227,10 +227,7 @@ bool GkiPlacement::honor_sync(const Scheduler& sched, int tid, const WakeContext
 bool GkiPlacement::honor_rt_sync(const Scheduler& sched, int tid, const WakeContext& ctx) {
   const int cpu = ctx.waker_cpu;
   if (!ctx.sync || cpu < 0 || !sched.task(tid).allowed_on(cpu)) return false;
-  const RunQueue& rq = sched.rq(cpu);
-  if (rq.curr < 0 || !sched.task(rq.curr).is_rt()) return false;  // only RT wakers
-  const int rt_nr_running = 1 + static_cast<int>(rq.rt.size());
-  return sched.task(tid).prio() <= sched.next_pushable_rt_prio(cpu) && rt_nr_running <= 2;
+  return sched.rt_sync_holds(cpu, sched.task(tid).prio(), false);
 }
 
 namespace {

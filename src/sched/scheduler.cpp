@@ -599,8 +599,8 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   task.pending_idle_exit = 0;
   // enqueue_task_rt() on Android: a wakee the RT sync rule keeps with its waker is not made
   // pushable, so that no other CPU pulls it away (asked before it is queued).
-  const bool kept_by_sync =
-      task.is_rt() && placement_.honors_rt_sync() && ctx.sync && rt_sync_keeps(cpu, task);
+  const bool kept_by_sync = task.is_rt() && placement_.honors_rt_sync() && ctx.sync &&
+                            rt_sync_holds(cpu, task.prio(), true);
   enqueue(cpu, tid);
   task.kept_by_rt_sync = kept_by_sync;
   util_est_enqueue(task, cpu);
@@ -611,15 +611,12 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   update_frequency(context_.topology.cluster_of(cpu));
 }
 
-// should_honor_rt_sync() as enqueue_task_rt() asks it, for `task` about to be queued on
-// `cpu`: an RT task runs there, `task` is at least as important as the best pushable one, and
-// with it at most two RT tasks are runnable there.
-bool Scheduler::rt_sync_keeps(int cpu, const Task& task) const {
+bool Scheduler::rt_sync_holds(int cpu, int prio, bool wakee_queued) const {
   const RunQueue& r = rq(cpu);
-  if (r.curr < 0 || !this->task(r.curr).is_rt()) return false;
-  // Runnable RT tasks with `task` queued: the running one, the queued ones and `task`.
-  const int rt_nr_running = static_cast<int>(r.rt.size()) + 2;
-  return task.prio() <= next_pushable_rt_prio(cpu) && rt_nr_running <= 2;
+  if (r.curr < 0 || !task(r.curr).is_rt()) return false;  // only RT wakers
+  // rt.rt_nr_running: the running task, the queued ones and, once queued, the wakee.
+  const int rt_nr_running = 1 + static_cast<int>(r.rt.size()) + (wakee_queued ? 1 : 0);
+  return prio <= next_pushable_rt_prio(cpu) && rt_nr_running <= 2;
 }
 
 void Scheduler::request_resched(int cpu, SimTime at) {

@@ -224,6 +224,11 @@ class Scheduler final : public engine::EventHandler {
   // rt.highest_prio.next: the highest priority among the pushable RT tasks queued on `cpu`;
   // kMaxRtPrio if none.
   int next_pushable_rt_prio(int cpu) const;
+  // should_honor_rt_sync() on `cpu` for a wakee of priority `prio`: an RT task runs there, the
+  // wakee is at least as important as the best pushable one, and at most two RT tasks are
+  // runnable there, counting the wakee when it is already queued (enqueue_task_rt() asks
+  // then; select_task_rq_rt() before).
+  bool rt_sync_holds(int cpu, int prio, bool wakee_queued) const;
   // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included):
   // cpu_util() is cpu_util_cfs() plus RT, as the energy model and schedutil see it.
   double cpu_load(int cpu) const;
@@ -335,7 +340,6 @@ class Scheduler final : public engine::EventHandler {
     if (r.curr >= 0 && t(r.curr).runs_ahead) owner_->settle(r.curr);
   }
   void update_pelt(Task& task);
-  bool rt_sync_keeps(int cpu, const Task& task) const;
   void sync_rq_signals(int cpu);
   void attach_signals(Task& task, int cpu);
   void detach_signals(Task& task);
