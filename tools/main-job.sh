@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: schd-dbg on the SA8155P under each thread selector, with their tier tables.
-# Result files go to results/ (one JSON per selector).
+# The main job: schd-dbg on the SA8155P under each thread selector, with their tier tables,
+# then the selectors side by side over ten seeds (mean, 95% confidence, significance).
+# Result files go to results/ (one JSON per selector, and the comparison's document).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$root/results"
@@ -9,3 +10,5 @@ for selector in fifo ctabs ctabs-nudge; do
     --out "$root/results/schd-dbg-$selector.json"
   echo
 done
+"$root/build/bindersim" compare "$root/scenarios/schd-dbg.json" \
+  --selectors fifo,ctabs,ctabs-nudge --seeds 10 --out "$root/results/schd-dbg-compare.json"
