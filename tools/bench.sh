@@ -5,6 +5,7 @@
 #   tools/bench.sh                 each scenario 3 times
 #   tools/bench.sh --runs 5
 #   tools/bench.sh --memory        also peak RSS at 10,000 vs 1,000,000 schd-dbg iterations
+#   tools/bench.sh --jobs          also `compare` with --jobs 1 .. nproc: wall time and speed-up
 #
 # Uses build/bindersim (BINDERSIM_BUILD_DIR to change) and GNU time (/usr/bin/time).
 set -euo pipefail
@@ -12,11 +13,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${BINDERSIM_BUILD_DIR:-$root/build}/bindersim"
 runs=3
 memory=0
+jobs=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --memory) memory=1; shift ;;
-    -h|--help) sed -n 2,10p "$0"; exit 0 ;;
+    --jobs) jobs=1; shift ;;
+    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
     *) echo "tools/bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -53,4 +56,20 @@ if [[ $memory -eq 1 ]]; then
   bench "schd-dbg 10,000 iter." "$root/scenarios/schd-dbg.json" --set 'clients.*.iterations=10000'
   bench "schd-dbg 1,000,000 iter." "$root/scenarios/schd-dbg.json" \
     --set 'clients.*.iterations=1000000'
+fi
+if [[ $jobs -eq 1 ]]; then
+  # 3 selectors x 4 seeds of schd-dbg: 12 independent runs to share out.
+  compare_args=("$root/scenarios/schd-dbg.json" --selectors fifo,ctabs,ctabs-nudge --seeds 4)
+  printf '\n%-28s %10s %9s\n' "compare, 12 runs" wall speed-up
+  one=""
+  for ((j = 1; j <= $(nproc); ++j)); do
+    wall=$(for ((i = 0; i < runs; ++i)); do
+      /usr/bin/time -f "%e" -o "$tmp/time" "$bin" compare "${compare_args[@]}" --jobs "$j" \
+        >/dev/null 2>&1
+      cat "$tmp/time"
+    done | sort -n | sed -n "$(((runs + 1) / 2))p")
+    [[ -n "$one" ]] || one="$wall"
+    awk -v j="$j" -v wall="$wall" -v one="$one" \
+      'BEGIN { printf "%-28s %8.2f s %8.2fx\n", "--jobs " j, wall, one / wall }'
+  done
 fi
