@@ -311,6 +311,14 @@ nlohmann::json parse_strictly(std::string_view text, const std::string& name,
   return parsed ? std::move(root) : nlohmann::json(nlohmann::json::value_t::discarded);
 }
 
+// A JSON float that holds an integer exactly (magnitude below 2^53), as that integer.
+std::optional<std::int64_t> exact_integer(double value) {
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
+    return static_cast<std::int64_t>(value);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string describe_json(const nlohmann::json& value) {
@@ -445,10 +453,7 @@ std::int64_t JsonNode::as_int() const {
   }
   if (value_->is_number_integer()) return value_->get<std::int64_t>();
   if (value_->is_number_float()) {
-    const double value = value_->get<double>();
-    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
-      return static_cast<std::int64_t>(value);
-    }
+    if (const auto value = exact_integer(value_->get<double>())) return *value;
   }
   fail_expected("an integer");
 }
@@ -473,11 +478,9 @@ std::uint64_t JsonNode::as_uint64() const {
   if (value_->is_number_integer() && value_->get<std::int64_t>() >= 0) {
     return static_cast<std::uint64_t>(value_->get<std::int64_t>());
   }
-  if (value_->is_number_float()) {
-    // Exact only below 2^53; as_int() takes the same floats.
-    const double value = value_->get<double>();
-    if (std::isfinite(value) && value == std::floor(value) && value >= 0 && value < 9.0e15) {
-      return static_cast<std::uint64_t>(value);
+  if (value_->is_number_float()) {  // the floats as_int() takes
+    if (const auto value = exact_integer(value_->get<double>()); value && *value >= 0) {
+      return static_cast<std::uint64_t>(*value);
     }
   }
   fail_expected("an integer in [0, " + std::to_string(std::numeric_limits<std::uint64_t>::max()) +
