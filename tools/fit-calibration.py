@@ -35,6 +35,9 @@ Usage: tools/fit-calibration.py [--write] [--budget N] [--samples N] [--param NA
   --list           print the parameters, their bounds and starting values
   --set KEY=VALUE  a scenario override passed to every `bindersim run` (repeatable), e.g.
                    --set kernel.misfit_migration=true (docs/calibration.md)
+  --objective mean the expected squared error of the seed-averaged result (what
+                   tools/calibrate.py --seeds checks) instead of one run's
+  --step S         first step of the local search in unit space (default 0.25)
 Takes 10-20 minutes on two cores. Then check at full scale with tools/calibrate.py.
 """
 import argparse
@@ -322,6 +325,7 @@ class Evaluator:
         """The calibration rows of a candidate, averaged over the seeds."""
         schd, bt = self.results(values, counter_rates)
         runs = max(len(schd), len(bt))
+        self.runs = runs
         return calibrate.average([calibrate.compare(self.ref, schd[i % len(schd)],
                                                     bt[i % len(bt)]) for i in range(runs)])
 
@@ -337,10 +341,13 @@ class Evaluator:
                 continue
             if r["bound"] is not None:
                 # The expected squared error of one run: bias^2 + variance across seeds (the
-                # error's unit: points, or a fraction of the reference).
+                # error's unit: points, or a fraction of the reference); with --objective
+                # mean, of the seed-averaged result: bias^2 + variance / seeds.
                 sd = r["sd"] or 0.0
                 if r["kind"] == "relative":
                     sd /= r["reference"]
+                if self.args.objective == "mean":
+                    sd /= math.sqrt(self.runs)
                 weight = ROW_WEIGHTS.get(r["name"], 1.0)
                 total += weight * (r["error"] ** 2 + sd ** 2) / r["bound"] ** 2
             elif r["name"] == CYCLES_ROW and self.args.all_rows:
@@ -445,7 +452,7 @@ def compass_search(evaluator, start, free, budget, log):
 
     best, _ = evaluator.objective(values_of(x))
     log(f"local search from objective {best:.3f}")
-    step = 0.25
+    step = evaluator.args.step
     while step >= MIN_STEP and evaluator.count < budget:
         improved = False
         for name in free:
@@ -569,6 +576,11 @@ def main():
     parser.add_argument("--all-rows", action="store_true",
                         help="also fit binder-throughput's rate, average latency and cycles")
     parser.add_argument("--param", action="append", default=[])
+    parser.add_argument("--objective", choices=("run", "mean"), default="run",
+                        help="run: expected squared error of one run (default); mean: of the "
+                             "seed-averaged result, as tools/calibrate.py --seeds reports it")
+    parser.add_argument("--step", type=float, default=0.25,
+                        help="first step of the local search, in unit space (default 0.25)")
     parser.add_argument("--fix", default="context_switch_ref_ns,background_tasks",
                         help="parameters kept at their starting values (default "
                              "context_switch_ref_ns,background_tasks: neither is identifiable "
