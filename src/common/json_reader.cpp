@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "bindersim/common/error.hpp"
 
@@ -215,10 +216,17 @@ class StrictDomBuilder {
     return true;
   }
 
+  // `position` counts the characters read, the offending one included.
   template <typename Exception>
-  bool parse_error(std::size_t, const std::string&, const Exception& error) {
-    if (allow_exceptions_) throw error;
-    return false;
+  bool parse_error(std::size_t position, const std::string&, const Exception& error) {
+    if (!allow_exceptions_) return false;
+    if constexpr (std::is_same_v<Exception, nlohmann::json::parse_error>) throw error;
+    // The one other error: a number beyond a double's range (out_of_range.406, "number
+    // overflow parsing '1e999'").
+    const std::string what = error.what();
+    const auto bracket = what.find("] ");
+    throw ConfigError(at(position > 0 ? position - 1 : 0) + "invalid JSON: " +
+                      printable(bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
 
  private:
@@ -243,11 +251,24 @@ class StrictDomBuilder {
   }
 
   bool open(nlohmann::json container) {
-    if (open_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
-      throw ConfigError(name_ + ": expected JSON nested at most " + std::to_string(kMaxJsonDepth) +
-                        " levels deep");
-    }
     const auto read = static_cast<std::size_t>(read_to_ - text_.data());
+    if (open_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
+      // The pointer of the container being opened: the next element of an array, or the
+      // member whose key was read last.
+      std::string pointer;
+      for (std::size_t i = 0; i < open_.size(); ++i) {
+        const nlohmann::json& value = *open_[i].value;
+        pointer += '/';
+        if (value.is_array()) {
+          pointer += std::to_string(i + 1 == open_.size() ? value.size() : value.size() - 1);
+        } else {
+          pointer += escape_pointer_token(*open_[i].key);
+        }
+      }
+      throw ConfigError(at(read > 0 ? read - 1 : 0) + display_pointer(pointer) +
+                        ": expected JSON nested at most " + std::to_string(kMaxJsonDepth) +
+                        " levels deep, got a deeper " + (container.is_array() ? "array" : "object"));
+    }
     open_.push_back(Open{add(std::move(container)), nullptr, read > 0 ? read - 1 : 0});
     return true;
   }
@@ -267,9 +288,7 @@ class StrictDomBuilder {
     }
     // The parser has just read the key's closing quote.
     const auto read = static_cast<std::size_t>(read_to_ - text_.data());
-    const auto [line, column] = line_and_column(text_, opening_quote(text_, read - 1));
-    std::string message = name_ + ": line " + std::to_string(line) + ", column " +
-                          std::to_string(column) + ": " + display_pointer(pointer) +
+    std::string message = at(opening_quote(text_, read - 1)) + display_pointer(pointer) +
                           ": expected each key at most once in an object, got " + quote_text(key) +
                           " again";
     // The first one: parse the object again up to it.
@@ -287,6 +306,12 @@ class StrictDomBuilder {
                  std::to_string(first_column) + ")";
     }
     throw ConfigError(message);
+  }
+
+  // "FILE: line L, column C: " for the character at `offset`.
+  std::string at(std::size_t offset) const {
+    const auto [line, column] = line_and_column(text_, offset);
+    return name_ + ": line " + std::to_string(line) + ", column " + std::to_string(column) + ": ";
   }
 
   nlohmann::json& root_;
@@ -562,6 +587,13 @@ JsonDocument JsonDocument::parse_file(const std::filesystem::path& path) {
 }
 
 JsonDocument JsonDocument::parse_text(std::string_view text, std::string name) {
+  // The parser would take a NUL character for the end of the input and ignore what follows.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    const auto [line, column] = line_and_column(text, nul);
+    throw ConfigError(name + ": line " + std::to_string(line) + ", column " +
+                      std::to_string(column) +
+                      ": invalid JSON: expected text, got a NUL character");
+  }
   try {
     auto value = std::make_shared<nlohmann::json>(parse_strictly(text, name, true));
     return JsonDocument(std::move(value), std::move(name));

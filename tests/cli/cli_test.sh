@@ -228,8 +228,20 @@ expect_bad_input "a byte that is not UTF-8: exit 2, the whole reason, the byte e
 # 100000 levels deep: copying it for --set overflowed the stack.
 python3 -S -c 'print("[" * 100000 + "]" * 100000)' >"$TMP/deep.json"
 expect_bad_input "a document nested 100000 deep, with --set: exit 2, one line" \
-  "$TMP/deep.json: expected JSON nested at most 256 levels deep" \
+  "$TMP/deep.json: line 1, column 257: /0/0/0/" \
   run "$TMP/deep.json" --set seed=2
+
+# A number beyond a double's range escaped the JSON reader as an internal error (exit 3).
+sed 's/"seed": 1,/"seed": 1e999,/' "$SCENARIO" >"$TMP/overflow.json"
+expect_bad_input "a number beyond a double's range: exit 2, its line and what it is" \
+  ": invalid JSON: number overflow parsing '1e999'" \
+  run "$TMP/overflow.json"
+
+# The parser took a NUL for the end of the text and ignored what followed.
+{ cat "$SCENARIO"; printf '\0garbage'; } >"$TMP/nul.json"
+expect_bad_input "text after a NUL character: exit 2, the NUL's position" \
+  ": invalid JSON: expected text, got a NUL character" \
+  run "$TMP/nul.json"
 
 expect_bad_input "a topology that names no file: exit 2, at the scenario's /topology" \
   "$SCENARIO: /topology: unknown topology \"sa8155\" (did you mean \"sa8155p\"?)" \

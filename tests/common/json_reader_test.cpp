@@ -80,8 +80,33 @@ TEST(JsonDocumentTest, NestingDeeperThanTheLimitIsAnError) {
            std::string(static_cast<std::size_t>(depth), ']');
   };
   EXPECT_NO_THROW(parse(nested(kMaxJsonDepth)));
-  EXPECT_EQ(error_of([&] { parse(nested(kMaxJsonDepth + 1)); }),
-            "topologies/x.json: expected JSON nested at most 256 levels deep");
+  // The 257th '[' is the 257th character; the pointer is shortened in the message.
+  const std::string message = error_of([&] { parse(nested(kMaxJsonDepth + 1)); });
+  EXPECT_EQ(message.rfind("topologies/x.json: line 1, column 257: /0/0/0/", 0), 0u) << message;
+  const std::string tail = ": expected JSON nested at most 256 levels deep, got a deeper array";
+  ASSERT_GE(message.size(), tail.size());
+  EXPECT_EQ(message.substr(message.size() - tail.size()), tail) << message;
+}
+
+TEST(JsonDocumentTest, NestingErrorNamesTheMemberThatOpensTooDeep) {
+  // An object, then 255 arrays: the 256th array, the member "key"'s, is one too many.
+  const std::string text = "{\"key\": " + std::string(256, '[') + std::string(256, ']') + "}";
+  const std::string message = error_of([&] { parse(text); });
+  EXPECT_EQ(message.rfind("topologies/x.json: line 1, column 264: /key/0/0/", 0), 0u) << message;
+}
+
+TEST(JsonDocumentTest, NumberBeyondADoublesRangeIsAJsonErrorAtItsPosition) {
+  // nlohmann reports it as out_of_range.406, which used to escape as an internal error.
+  EXPECT_EQ(error_of([] { parse("{\"a\": 1e999}"); }),
+            "topologies/x.json: line 1, column 11: invalid JSON: number overflow parsing '1e999'");
+  EXPECT_EQ(error_of([] { parse("[\n-1E400]"); }),
+            "topologies/x.json: line 2, column 6: invalid JSON: number overflow parsing '-1E400'");
+}
+
+TEST(JsonDocumentTest, NulCharacterIsAnErrorNotTheEndOfTheText) {
+  // The parser would stop at the NUL and ignore the rest.
+  EXPECT_EQ(error_of([] { parse(std::string("{}\0garbage", 10)); }),
+            "topologies/x.json: line 1, column 3: invalid JSON: expected text, got a NUL character");
 }
 
 TEST(JsonDocumentTest, DirectoryIsNotReadAsAnEmptyDocument) {
