@@ -119,10 +119,11 @@ void check_run_count(const JsonNode& root) {
   }
   const std::uint64_t selectors = array_size("selectors");
   std::uint64_t seeds = array_size("seeds");
-  if (const auto it = raw.find("seeds"); it != raw.end() && it->is_number_unsigned()) {
-    seeds = std::max<std::uint64_t>(it->get<std::uint64_t>(), 1);
-  } else if (it != raw.end() && it->is_number_integer() && it->get<std::int64_t>() > 1) {
-    seeds = static_cast<std::uint64_t>(it->get<std::int64_t>());
+  if (const auto it = raw.find("seeds"); it != raw.end() && it->is_number()) {
+    // A count, written as an integer or as a float (1e6 and 1000000.0 are counts too); only
+    // its size matters here.
+    const double count = it->get<double>();
+    if (count > 1) seeds = count < 1.8e19 ? static_cast<std::uint64_t>(count) : UINT64_MAX;
   }
   const std::uint64_t runs = saturating_product(saturating_product(points, selectors), seeds);
   if (runs <= kMaxSweepRuns) return;

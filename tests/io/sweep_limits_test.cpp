@@ -62,6 +62,17 @@ TEST(SweepLimitTest, ManySeedsAreRefusedAtTheSeeds) {
             "selectors or seeds, or split the sweep");
 }
 
+TEST(SweepLimitTest, ACountOfSeedsWrittenAsAFloatCountsToo) {
+  // 1e6 and 100001.0 used to pass the count and expand into a million runs.
+  EXPECT_EQ(parse_error_of({{"seeds", 1e6}}),
+            "sweeps/test.json: /seeds: expected at most 100000 runs (points x selectors x seeds), "
+            "got 1000000 (1 point(s) x 1 selector(s) x 1000000 seed(s)); use fewer values, "
+            "selectors or seeds, or split the sweep");
+  EXPECT_NE(parse_error_of({{"seeds", 100001.0}}).find("got 100001 (1 point(s)"),
+            std::string::npos);
+  EXPECT_EQ(parse_error_of({{"seeds", 3.0}}), "");
+}
+
 TEST(SweepLimitTest, TheLimitItselfIsAccepted) {
   // 100 x 10 x 100 = 100000 runs: parsed (values and seeds checked for repeats quickly).
   json seeds = json::array();
