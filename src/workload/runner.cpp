@@ -151,11 +151,13 @@ void WorkloadRunner::advance(int tid) {
       if (proc == driver_.process_of(tid) && !step.oneway) {
         // Local call: the handler runs on this thread, as BBinder::transact does. Handlers that
         // call their own process without end would nest frames forever.
-        if (s.frames.size() >= binder::kMaxCallDepth) {
+        if (s.creators_depth + s.frames.size() >= binder::kMaxCallDepth) {
           endless_calls(step,
                         "a chain of calls within process " +
                             quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
-                            " reached " + std::to_string(binder::kMaxCallDepth) + " nested calls");
+                            " reached " + std::to_string(binder::kMaxCallDepth) + " nested calls" +
+                            (s.creators_depth > 0 ? ", counting the threads waiting for helpers"
+                                                  : ""));
         }
         const int rng = node_rng_base_[static_cast<std::size_t>(proc)] + step.target.node;
         const auto& node = scenario_.processes[static_cast<std::size_t>(proc)]
@@ -285,6 +287,7 @@ void WorkloadRunner::spawn_helper(int tid) {
   ThreadState& parent = state(tid);  // taken after state(child), which may grow the vector
   c.client = client;
   c.parent = tid;
+  c.creators_depth = parent.creators_depth + parent.frames.size();
   c.thread_step = &step;
   c.frames.push_back(Frame{step.steps.get(), 0, -1, -1, -1, parent.frames.back().rng});
   c.mode = Mode::kStarting;

@@ -177,6 +177,32 @@ TEST(SimulationLimitsTest, HandlerCallingItsOwnProcessStopsWithOneError) {
   }
 }
 
+TEST(SimulationLimitsTest, HandlerStartingThreadsThatCallItsOwnProcessStopsWithOneError) {
+  // The handler starts a thread that calls the handler's own process: each local call runs on
+  // a new thread, whose frames started afresh, so the depth never reached the limit and the
+  // threads, each waiting for the next, grew without end (gigabytes in seconds).
+  auto scenario = testing::scaled_scenario("sync-wakeup", 10);
+  workload::Step call;
+  call.op = workload::Step::Op::kCall;
+  call.target.processes = {0};
+  call.pointer = "/processes/0/nodes/0/handler/0/steps/0";
+  workload::Step thread;
+  thread.op = workload::Step::Op::kThread;
+  thread.steps = std::make_shared<workload::Steps>(workload::Steps{call});
+  thread.pointer = "/processes/0/nodes/0/handler/0";
+  scenario.processes[0].nodes[0].handler = {thread};
+  try {
+    testing::run_scenario(scenario, "fifo");
+    FAIL() << "an endless chain of threads and local calls ran to completion";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              scenario.file +
+                  ": /processes/0/nodes/0/handler/0/steps/0: the scenario's handlers call each "
+                  "other without end: a chain of calls within process \"server\" reached 256 "
+                  "nested calls, counting the threads waiting for helpers");
+  }
+}
+
 TEST(SimulationLimitsTest, LoopWhoseIterationsTakeNoTimeStopsWithOneError) {
   // A background task that only computes 0 ns never lets the clock advance: the run hung at
   // one instant. After 1000 zero-time iterations in a row it stops with one line.

@@ -65,6 +65,10 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
     engine::SimTime iteration_started = 0;  // of a loop thread's current iteration
     int zero_time_iterations = 0;           // in a row, ending with the last one
     std::vector<Frame> frames;
+    // Frames of the helper's creators, each waiting for the next: a helper inherits its
+    // creator's depth plus the creator's frames, so that handlers which start threads that
+    // call back into their own process cannot nest without end.
+    std::size_t creators_depth = 0;
   };
 
   ThreadState& state(int tid);
