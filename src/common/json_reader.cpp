@@ -267,7 +267,8 @@ class StrictDomBuilder {
       }
       throw ConfigError(at(read > 0 ? read - 1 : 0) + display_pointer(pointer) +
                         ": expected JSON nested at most " + std::to_string(kMaxJsonDepth) +
-                        " levels deep, got a deeper " + (container.is_array() ? "array" : "object"));
+                        " levels deep, got a deeper " +
+                        (container.is_array() ? "array" : "object"));
     }
     open_.push_back(Open{add(std::move(container)), nullptr, read > 0 ? read - 1 : 0});
     return true;

@@ -152,12 +152,11 @@ void WorkloadRunner::advance(int tid) {
         // Local call: the handler runs on this thread, as BBinder::transact does. Handlers that
         // call their own process without end would nest frames forever.
         if (s.creators_depth + s.frames.size() >= binder::kMaxCallDepth) {
-          endless_calls(step,
-                        "a chain of calls within process " +
-                            quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
-                            " reached " + std::to_string(binder::kMaxCallDepth) + " nested calls" +
-                            (s.creators_depth > 0 ? ", counting the threads waiting for helpers"
-                                                  : ""));
+          endless_calls(
+              step, "a chain of calls within process " +
+                        quote_text(scenario_.processes[static_cast<std::size_t>(proc)].name) +
+                        " reached " + std::to_string(binder::kMaxCallDepth) + " nested calls" +
+                        (s.creators_depth > 0 ? ", counting the threads waiting for helpers" : ""));
         }
         const int rng = node_rng_base_[static_cast<std::size_t>(proc)] + step.target.node;
         const auto& node = scenario_.processes[static_cast<std::size_t>(proc)]

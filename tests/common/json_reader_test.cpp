@@ -105,8 +105,9 @@ TEST(JsonDocumentTest, NumberBeyondADoublesRangeIsAJsonErrorAtItsPosition) {
 
 TEST(JsonDocumentTest, NulCharacterIsAnErrorNotTheEndOfTheText) {
   // The parser would stop at the NUL and ignore the rest.
-  EXPECT_EQ(error_of([] { parse(std::string("{}\0garbage", 10)); }),
-            "topologies/x.json: line 1, column 3: invalid JSON: expected text, got a NUL character");
+  EXPECT_EQ(
+      error_of([] { parse(std::string("{}\0garbage", 10)); }),
+      "topologies/x.json: line 1, column 3: invalid JSON: expected text, got a NUL character");
 }
 
 TEST(JsonDocumentTest, DirectoryIsNotReadAsAnEmptyDocument) {
