@@ -70,11 +70,21 @@ SimTime CostModel::on_switch_in(int tid, int cpu) {
   double stall_ns = 0;
   std::int64_t cold_lines = 0;
   if (ws > 0) {
-    const double warm_here = warmth_of(stamps[cpu], ws, cpu);
-    cold_lines = round_half_away(static_cast<double>(ws_lines_[task]) * (1.0 - warm_here));
+    // What is refilled is what the private cache can hold of the working set: a larger set
+    // keeps only that part warm, and its other lines are fetched as the task works (the steady
+    // miss ratio), however warm the cache. So the lines to refill, and the share of them still
+    // warm here and on the CPU it last ran on, are counted against min(ws, cache).
+    const double capacity = private_bytes_[static_cast<std::size_t>(cpu)];
+    const double refilled = std::min(static_cast<double>(ws), capacity);
+    const double scale = static_cast<double>(ws) / refilled;  // 1 unless ws > cache
+    const double warm_here = std::min(1.0, warmth_of(stamps[cpu], ws, cpu) * scale);
+    const std::int64_t refill_lines = static_cast<double>(ws) <= capacity
+                                          ? ws_lines_[task]
+                                          : lines(static_cast<std::int64_t>(capacity));
+    cold_lines = round_half_away(static_cast<double>(refill_lines) * (1.0 - warm_here));
     double per_line = shared_fetch_[static_cast<std::size_t>(cpu)];
     if (last >= 0 && last != cpu) {
-      const double warm_there = warmth_of(stamps[last], ws, last);
+      const double warm_there = std::min(1.0, warmth_of(stamps[last], ws, last) * scale);
       per_line =
           warm_there * topology_.transfer_ns_per_line(last, cpu) + (1.0 - warm_there) * per_line;
     }
