@@ -518,6 +518,17 @@ std::string JsonNode::as_string() const {
   return value_->get<std::string>();
 }
 
+std::string JsonNode::as_name() const {
+  std::string name = as_string();
+  if (name.empty()) fail_expected("a non-empty name");
+  const bool control = std::any_of(name.begin(), name.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f;
+  });
+  if (control) fail_expected("a name without control characters");
+  return name;
+}
+
 bool JsonNode::as_bool() const {
   if (!value_->is_boolean()) fail_expected("true or false");
   return value_->get<bool>();

@@ -173,21 +173,6 @@ std::string value_label(const json& value) {
   return value.is_string() ? value.get<std::string>() : dump(value);
 }
 
-namespace {
-
-// A sweep's and an axis's names go into one-line summaries and run identifiers: not empty, and
-// without control characters (a newline would split a line).
-void check_name(const JsonNode& node, const std::string& name) {
-  if (name.empty()) node.fail_expected("a non-empty name");
-  const bool control = std::any_of(name.begin(), name.end(), [](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte < 0x20 || byte == 0x7f;
-  });
-  if (control) node.fail_expected("a name without control characters");
-}
-
-}  // namespace
-
 Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
   ObjectReader reader(root);
   Sweep sweep;
@@ -200,9 +185,7 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
   reject_unknown_keys(reader, {"name", "description", "scenario", "set", "axes", "selectors",
                                "placement", "seeds"});
   check_run_count(root);
-  const JsonNode name = reader.required("name");
-  sweep.name = name.as_string();
-  check_name(name, sweep.name);
+  sweep.name = reader.required("name").as_name();
   sweep.description = reader.string_or("description", "");
   const JsonNode scenario = reader.required("scenario");
   const std::string reference = scenario.as_string();
@@ -249,8 +232,7 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
       }
       for (const JsonNode& k : key_nodes) axis.keys.push_back(k.as_string());
       if (const auto axis_name = axis_reader.optional("name")) {
-        axis.name = axis_name->as_string();
-        check_name(*axis_name, axis.name);
+        axis.name = axis_name->as_name();
       } else if (axis.keys.size() == 1) {
         axis.name = axis.keys[0];
       } else {

@@ -165,7 +165,13 @@ class ScenarioParser {
   static CpuList parse_cpus(const JsonNode& node) {
     CpuList list;
     list.pointer = node.pointer();
-    for (const auto& cpu : node.items()) list.cpus.push_back(static_cast<int>(cpu.as_int(0, 63)));
+    for (const auto& cpu : node.items()) {
+      const int id = static_cast<int>(cpu.as_int(0, 63));
+      if (std::find(list.cpus.begin(), list.cpus.end(), id) != list.cpus.end()) {
+        cpu.fail("CPU " + std::to_string(id) + " given twice");
+      }
+      list.cpus.push_back(id);
+    }
     if (list.cpus.empty()) node.fail_expected("a non-empty list of CPUs");
     return list;
   }
@@ -173,7 +179,7 @@ class ScenarioParser {
   ProcessSpec parse_process_header(const JsonNode& node) const {
     ObjectReader reader(node);
     ProcessSpec spec;
-    spec.name = reader.required("name").as_string();
+    spec.name = reader.required("name").as_name();
     // Range-checked as int64 before narrowing, so that 2^32 + 5 is not read as 5.
     if (auto max_threads = reader.optional("max_threads")) {
       spec.max_threads = static_cast<int>(max_threads->as_int(0, 1000));
@@ -195,7 +201,14 @@ class ScenarioParser {
       for (const auto& item : nodes->items()) {
         ObjectReader node_reader(item);
         NodeSpec n;
-        n.config.name = node_reader.required("name").as_string();
+        const JsonNode name = node_reader.required("name");
+        n.config.name = name.as_name();
+        for (const NodeSpec& other : spec.nodes) {
+          if (other.config.name == n.config.name) {
+            name.fail("duplicate node name " + quote_text(n.config.name) + " in process " +
+                      quote_text(spec.name));
+          }
+        }
         n.config.inherit_rt = node_reader.bool_or("inherit_rt", true);
         if (auto min_nice = node_reader.optional("min_nice")) {
           n.config.min_nice = static_cast<int>(min_nice->as_int(-20, 19));
@@ -236,7 +249,7 @@ class ScenarioParser {
   ClientSpec parse_client(const JsonNode& node, bool background) const {
     ObjectReader reader(node);
     ClientSpec c;
-    c.name = reader.required("name").as_string();
+    c.name = reader.required("name").as_name();
     if (background) {
       const auto process = reader.optional("process");
       c.process = process ? process_index(*process) : -1;
@@ -281,7 +294,7 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
   if (schema.as_string() != "bindersim.scenario/1") {
     schema.fail_expected("\"bindersim.scenario/1\"");
   }
-  scenario.name = reader.required("name").as_string();
+  scenario.name = reader.required("name").as_name();
   scenario.description = reader.string_or("description", "");
   reader.optional("source");
   const auto topology = reader.required("topology");
@@ -371,14 +384,27 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
   for (std::size_t i = 0; i < process_items.size(); ++i) {
     parser.parse_handlers(process_items[i], scenario.processes[i]);
   }
+  // Clients and background tasks name their threads in results and traces: one name each.
+  const auto check_unique = [&](const JsonNode& item, const ClientSpec& spec) {
+    for (const auto* list : {&scenario.clients, &scenario.background}) {
+      for (const ClientSpec& other : *list) {
+        if (&other != &spec && other.name == spec.name) {
+          item.child("name").fail("duplicate client or background task name " +
+                                  quote_text(spec.name));
+        }
+      }
+    }
+  };
   const auto clients = reader.required("clients");
   for (const auto& item : clients.items()) {
     scenario.clients.push_back(parser.parse_client(item, /*background=*/false));
+    check_unique(item, scenario.clients.back());
   }
   if (scenario.clients.empty()) clients.fail_expected("at least one client");
   if (auto background = reader.optional("background")) {
     for (const auto& item : background->items()) {
       scenario.background.push_back(parser.parse_client(item, /*background=*/true));
+      check_unique(item, scenario.background.back());
     }
   }
   reader.finish();

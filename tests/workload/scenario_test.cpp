@@ -503,6 +503,30 @@ TEST_F(ScenarioTest, SchemaMismatchIsAnError) {
             kFile + ": /schema: expected a string, got 1");
 }
 
+TEST_F(ScenarioTest, NamesAreUniqueAndPrintable) {
+  // A second node of the same name was accepted, and calls naming it went to the first.
+  EXPECT_EQ(error_after([](auto& s) {
+              s["processes"][0]["nodes"].push_back({{"name", "binderWorker0"}});
+            }),
+            kFile +
+                ": /processes/0/nodes/1/name: duplicate node name \"binderWorker0\" in process "
+                "\"server\"");
+  // Clients and background tasks name threads in results and traces.
+  EXPECT_EQ(error_after([](auto& s) { s["background"][1]["name"] = "client"; }),
+            kFile + ": /background/1/name: duplicate client or background task name \"client\"");
+  EXPECT_EQ(error_after([](auto& s) { s["background"][1]["name"] = "system-0"; }),
+            kFile + ": /background/1/name: duplicate client or background task name \"system-0\"");
+  // A newline in a name split the one-line summaries.
+  EXPECT_EQ(error_after([](auto& s) { s["name"] = "two\nlines"; }),
+            kFile + ": /name: expected a name without control characters, got \"two\\nlines\"");
+  EXPECT_EQ(error_after([](auto& s) { s["processes"][1]["name"] = ""; }),
+            kFile + ": /processes/1/name: expected a non-empty name, got \"\"");
+  EXPECT_EQ(error_after([](auto& s) {
+              s["clients"][0]["affinity"] = {0, 2, 0};
+            }),
+            kFile + ": /clients/0/affinity/2: CPU 0 given twice");
+}
+
 TEST_F(ScenarioTest, OtherStructuralErrors) {
   EXPECT_EQ(error_after([](auto& s) { s["processes"][1]["name"] = "server"; }),
             kFile + ": /processes/1/name: duplicate process name \"server\"");

@@ -38,6 +38,9 @@ class JsonNode {
   std::int64_t as_int(std::int64_t min, std::int64_t max) const;
   std::uint64_t as_uint64() const;  // an integer in [0, 2^64 - 1] (seeds)
   std::string as_string() const;
+  // A name that goes into one-line output and identifiers: a non-empty string without control
+  // characters (a newline would split a line).
+  std::string as_name() const;
   bool as_bool() const;
   // A string that must be one of `valid`; the error lists them.
   std::string as_enum(std::span<const std::string_view> valid) const;
