@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bindersim/io/result_json.hpp"
+#include "bindersim/stats/result.hpp"
 
 namespace bindersim::io {
 
@@ -178,7 +179,7 @@ stats::Counters read_counters(const JsonNode& node) {
 // The `scheduler` object, checked for the documented layout (its values are not kept).
 void validate_scheduler(const JsonNode& node) {
   ObjectReader r(node);
-  r.required("governor").as_string();
+  r.required("governor").as_enum(stats::kGovernorNames);
   for (const JsonNode& cluster : r.required("clusters").items()) {
     ObjectReader c(cluster);
     c.required("name").as_string();

@@ -9,6 +9,7 @@
 #include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/report.hpp"
 #include "bindersim/io/result_json.hpp"
+#include "bindersim/stats/result.hpp"
 
 namespace bindersim::io {
 
@@ -68,7 +69,7 @@ std::optional<SchedulerFields> read_scheduler(const JsonNode& root) {
   if (!root.is_object() || !root.raw().contains("scheduler")) return std::nullopt;
   ObjectReader r(root.child("scheduler"));
   SchedulerFields fields;
-  fields.governor = r.required("governor").as_string();
+  fields.governor = r.required("governor").as_enum(stats::kGovernorNames);
   for (const JsonNode& cluster : r.required("clusters").items()) {
     ObjectReader c(cluster);
     std::string name = c.required("name").as_string();

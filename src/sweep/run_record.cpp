@@ -10,6 +10,7 @@
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/check.hpp"
 #include "bindersim/io/result_json.hpp"
+#include "bindersim/stats/result.hpp"
 
 namespace bindersim::sweep {
 
@@ -101,7 +102,7 @@ ordered_json scheduler_json(const stats::SchedulerStats& scheduler) {
 stats::SchedulerStats read_scheduler(const JsonNode& node) {
   ObjectReader reader(node);
   stats::SchedulerStats scheduler;
-  scheduler.governor = reader.required("governor").as_string();
+  scheduler.governor = reader.required("governor").as_enum(stats::kGovernorNames);
   for (const JsonNode& item : reader.required("clusters").items()) {
     if (!item.is_array() || item.raw().size() != 2)
       item.fail_expected("a [name, mean_freq_khz] pair");

@@ -8,6 +8,7 @@
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
+#include "bindersim/stats/result.hpp"
 #include "bindersim/topology/topology.hpp"
 
 namespace bindersim::workload {
@@ -331,7 +332,7 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     }
     sched::SchedTunables& tunables = scenario.kernel.sched;
     if (auto governor = k.optional("cpufreq_governor")) {
-      const std::string name = governor->as_enum({"performance", "powersave", "schedutil"});
+      const std::string name = governor->as_enum(stats::kGovernorNames);
       tunables.governor = name == "schedutil"   ? sched::Governor::kSchedutil
                           : name == "powersave" ? sched::Governor::kPowersave
                                                 : sched::Governor::kPerformance;

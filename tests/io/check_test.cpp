@@ -267,6 +267,13 @@ TEST(ReadResultTest, RejectsAnythingButTheDocumentedLayout) {
   }
   {
     json d = good;
+    d["scheduler"]["governor"] = "bogus";
+    cases.push_back({"a governor the simulator has not", d,
+                     "result.json: /scheduler/governor: expected one of performance, "
+                     "powersave, schedutil, got \"bogus\""});
+  }
+  {
+    json d = good;
     d["scheduler"]["cpu_busy_share"][0] = 1.5;
     cases.push_back(
         {"a busy share above 1", d, "result.json: /scheduler/cpu_busy_share/0: expected"});

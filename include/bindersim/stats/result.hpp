@@ -75,12 +75,16 @@ struct Breakdown {
 
 // What the scheduler did over the run: the governor and each cluster's mean frequency, each
 // CPU's busy time, frequency changes and load-balance pulls.
+// The names SchedulerStats::governor takes (the scenario's kernel.cpufreq_governor values).
+inline constexpr std::array<std::string_view, 3> kGovernorNames{"performance", "powersave",
+                                                                "schedutil"};
+
 struct SchedulerStats {
   struct Cluster {
     std::string name;
     std::int64_t mean_freq_khz = 0;  // time-weighted over the run
   };
-  std::string governor;
+  std::string governor = "performance";  // one of kGovernorNames
   std::vector<Cluster> clusters;
   std::vector<std::int64_t> cpu_busy_ns;  // per CPU: time running tasks (switches included)
   std::uint64_t frequency_changes = 0;
