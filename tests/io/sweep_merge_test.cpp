@@ -225,6 +225,34 @@ TEST(RunRecordTest, RefusesAResultThatDisagreesWithItsExactData) {
   EXPECT_THROW(read_record(record_text(run, make_result("fifo", 2, 5, 100'000, 1))), ConfigError);
 }
 
+TEST(RunRecordTest, RefusesBreakdownSumsThatNoCallCouldMake) {
+  // Sums are nanoseconds: never negative; and a tier without calls sums nothing. /result shows
+  // neither (it writes no means for an empty tier), so only these checks catch an edit.
+  const RunSpec run = make_run(0, "fifo", 1, 16);
+  const json record = json::parse(record_text(run, make_result("fifo", 1, 5, 100'000, 1)));
+  json negative = record;
+  negative["exact"]["tiers"]["sched_other"]["cross_cluster"]["breakdown_sums"]["kernel_ns"] = -1;
+  json in_empty_tier = record;
+  in_empty_tier["exact"]["tiers"]["sched_fifo"]["same_core"]["breakdown_sums"]["other_ns"] = 7;
+  const auto error_of = [](const json& edited) -> std::string {
+    try {
+      read_record(edited.dump());
+    } catch (const ConfigError& error) {
+      return error.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(negative).rfind(
+                "record.json: /exact/tiers/sched_other/cross_cluster/breakdown_sums/kernel_ns: "
+                "expected an integer in [0, ",
+                0),
+            0u)
+      << error_of(negative);
+  EXPECT_EQ(error_of(in_empty_tier),
+            "record.json: /exact/tiers/sched_fifo/same_core/breakdown_sums: expected zero sums "
+            "(the tier has no calls), got an object");
+}
+
 // Records of one point (payload 16): fifo and ctabs over seeds 1..3, with different numbers of
 // calls per seed so that pooling and averaging differ.
 std::vector<RunRecord> point_records() {
