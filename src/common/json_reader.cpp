@@ -54,6 +54,12 @@ std::pair<std::size_t, std::size_t> line_and_column(std::string_view text, std::
   return {line, column};
 }
 
+// "NAME: line L, column C: " for the byte at `offset` of `text`.
+std::string position_in(const std::string& name, std::string_view text, std::size_t offset) {
+  const auto [line, column] = line_and_column(text, offset);
+  return name + ": line " + std::to_string(line) + ", column " + std::to_string(column) + ": ";
+}
+
 // `text` with every byte outside printable ASCII written as \xNN: a message quoting input
 // stays one line of valid text whatever the input's bytes.
 std::string printable(std::string_view text) {
@@ -309,11 +315,7 @@ class StrictDomBuilder {
     throw ConfigError(message);
   }
 
-  // "FILE: line L, column C: " for the character at `offset`.
-  std::string at(std::size_t offset) const {
-    const auto [line, column] = line_and_column(text_, offset);
-    return name_ + ": line " + std::to_string(line) + ", column " + std::to_string(column) + ": ";
-  }
+  std::string at(std::size_t offset) const { return position_in(name_, text_, offset); }
 
   nlohmann::json& root_;
   std::string_view text_;
@@ -601,17 +603,13 @@ JsonDocument JsonDocument::parse_file(const std::filesystem::path& path) {
 JsonDocument JsonDocument::parse_text(std::string_view text, std::string name) {
   // The parser would take a NUL character for the end of the input and ignore what follows.
   if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
-    const auto [line, column] = line_and_column(text, nul);
-    throw ConfigError(name + ": line " + std::to_string(line) + ", column " +
-                      std::to_string(column) +
-                      ": invalid JSON: expected text, got a NUL character");
+    throw ConfigError(position_in(name, text, nul) +
+                      "invalid JSON: expected text, got a NUL character");
   }
   try {
     auto value = std::make_shared<nlohmann::json>(parse_strictly(text, name, true));
     return JsonDocument(std::move(value), std::move(name));
   } catch (const nlohmann::json::parse_error& error) {
-    const auto [line, column] =
-        line_and_column(text, error.byte > 0 ? static_cast<std::size_t>(error.byte - 1) : 0);
     const std::string what = error.what();
     // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 1, column
     // 2: why", where the reason may quote the input ("last read: '...'"): the reason is what
@@ -620,8 +618,8 @@ JsonDocument JsonDocument::parse_text(std::string_view text, std::string name) {
     const auto colon = what.find(": ", position == std::string::npos ? 0 : position);
     const std::string reason =
         printable(colon == std::string::npos ? what : what.substr(colon + 2));
-    throw ConfigError(name + ": line " + std::to_string(line) + ", column " +
-                      std::to_string(column) + ": invalid JSON: " + reason);
+    const std::size_t offset = error.byte > 0 ? static_cast<std::size_t>(error.byte - 1) : 0;
+    throw ConfigError(position_in(name, text, offset) + "invalid JSON: " + reason);
   }
 }
 
