@@ -224,15 +224,18 @@ class StrictDomBuilder {
 
   // `position` counts the characters read, the offending one included.
   template <typename Exception>
-  bool parse_error(std::size_t position, const std::string&, const Exception& error) {
+  bool parse_error(std::size_t position, const std::string& token, const Exception& error) {
     if (!allow_exceptions_) return false;
-    if constexpr (std::is_same_v<Exception, nlohmann::json::parse_error>) throw error;
-    // The one other error: a number beyond a double's range (out_of_range.406, "number
-    // overflow parsing '1e999'").
-    const std::string what = error.what();
-    const auto bracket = what.find("] ");
-    throw ConfigError(at(position > 0 ? position - 1 : 0) + "invalid JSON: " +
-                      printable(bracket == std::string::npos ? what : what.substr(bracket + 2)));
+    if constexpr (std::is_same_v<Exception, nlohmann::json::parse_error>) {
+      throw error;
+    } else {
+      // The one other error: a number beyond a double's range (out_of_range.406), named at
+      // its first character.
+      static_cast<void>(error);
+      const std::size_t start = position > token.size() ? position - token.size() : 0;
+      throw ConfigError(at(start) + "invalid JSON: a number beyond a double's range, got " +
+                        short_text(token));
+    }
   }
 
  private:

@@ -42,16 +42,23 @@ std::int64_t CostModel::lines(std::int64_t bytes) const {
   return (bytes + line_bytes_ - 1) / line_bytes_;
 }
 
-// The warmth of a working set of `ws` bytes whose stamp on `cpu` is `stamp`.
-inline double CostModel::warmth_of(std::int64_t stamp, std::int64_t ws_bytes, int cpu) const {
+// The share of what `cpu`'s private caches held of a task (min(working set, cache)) still
+// there, for the task's stamp on `cpu`: 0 if it never ran there.
+inline double CostModel::resident_share(std::int64_t stamp, int cpu) const {
   if (stamp < 0) return 0.0;
   const double capacity = private_bytes_[static_cast<std::size_t>(cpu)];
+  const auto evicted = static_cast<double>(clock_[static_cast<std::size_t>(cpu)] - stamp);
+  return std::clamp(1.0 - evicted / capacity, 0.0, 1.0);
+}
+
+// The warmth of a working set of `ws` bytes whose stamp on `cpu` is `stamp`: a working set
+// larger than the cache keeps at most the part that fits.
+inline double CostModel::warmth_of(std::int64_t stamp, std::int64_t ws_bytes, int cpu) const {
+  if (stamp < 0) return 0.0;
   const auto ws = static_cast<double>(ws_bytes);
   if (ws <= 0) return 1.0;
-  // A working set larger than the cache keeps at most the part that fits.
-  const double fits = std::min(1.0, capacity / ws);
-  const auto evicted = static_cast<double>(clock_[static_cast<std::size_t>(cpu)] - stamp);
-  return std::clamp(fits * (1.0 - evicted / capacity), 0.0, 1.0);
+  const double capacity = private_bytes_[static_cast<std::size_t>(cpu)];
+  return std::min(1.0, capacity / ws) * resident_share(stamp, cpu);
 }
 
 double CostModel::warmth(int tid, int cpu) const {
@@ -70,21 +77,24 @@ SimTime CostModel::on_switch_in(int tid, int cpu) {
   double stall_ns = 0;
   std::int64_t cold_lines = 0;
   if (ws > 0) {
-    // What is refilled is what the private cache can hold of the working set: a larger set
-    // keeps only that part warm, and its other lines are fetched as the task works (the steady
-    // miss ratio), however warm the cache. So the lines to refill, and the share of them still
-    // warm here and on the CPU it last ran on, are counted against min(ws, cache).
+    // What is refilled is what the private caches can hold of the working set, min(ws,
+    // cache): a larger set never keeps more warm, and the lines beyond are no switch-in cost.
+    const auto bytes = static_cast<double>(ws);
     const double capacity = private_bytes_[static_cast<std::size_t>(cpu)];
-    const double refilled = std::min(static_cast<double>(ws), capacity);
-    const double scale = static_cast<double>(ws) / refilled;  // 1 unless ws > cache
-    const double warm_here = std::min(1.0, warmth_of(stamps[cpu], ws, cpu) * scale);
-    const std::int64_t refill_lines = static_cast<double>(ws) <= capacity
-                                          ? ws_lines_[task]
-                                          : lines(static_cast<std::int64_t>(capacity));
-    cold_lines = round_half_away(static_cast<double>(refill_lines) * (1.0 - warm_here));
+    const std::int64_t refill_lines =
+        bytes <= capacity ? ws_lines_[task] : lines(static_cast<std::int64_t>(capacity));
+    cold_lines = round_half_away(static_cast<double>(refill_lines) *
+                                 (1.0 - resident_share(stamps[cpu], cpu)));
     double per_line = shared_fetch_[static_cast<std::size_t>(cpu)];
     if (last >= 0 && last != cpu) {
-      const double warm_there = std::min(1.0, warmth_of(stamps[last], ws, last) * scale);
+      // The share of the refill the last CPU still holds: its resident part of the working
+      // set against what is refilled here (the same share when both caches hold it whole).
+      const double there_capacity = private_bytes_[static_cast<std::size_t>(last)];
+      const double share = resident_share(stamps[last], last);
+      const double warm_there =
+          bytes <= capacity && bytes <= there_capacity
+              ? share
+              : std::min(1.0, std::min(bytes, there_capacity) * share / std::min(bytes, capacity));
       per_line =
           warm_there * topology_.transfer_ns_per_line(last, cpu) + (1.0 - warm_there) * per_line;
     }

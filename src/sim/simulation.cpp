@@ -18,15 +18,9 @@ namespace bindersim::sim {
 namespace {
 
 std::string governor_name(sched::Governor governor) {
-  switch (governor) {
-    case sched::Governor::kPerformance:
-      return "performance";
-    case sched::Governor::kPowersave:
-      return "powersave";
-    case sched::Governor::kSchedutil:
-      return "schedutil";
-  }
-  return "performance";
+  static_assert(stats::kGovernorNames[static_cast<std::size_t>(sched::Governor::kSchedutil)] ==
+                "schedutil");
+  return std::string(stats::kGovernorNames[static_cast<std::size_t>(governor)]);
 }
 
 stats::SchedulerStats scheduler_stats(const sched::Scheduler& scheduler) {

@@ -91,11 +91,7 @@ ObjectReader open_object(const JsonNode& node, std::initializer_list<std::string
   return reader;
 }
 
-std::string read_name(const JsonNode& node) {
-  std::string text = node.as_string();
-  if (text.empty()) node.fail_expected("a non-empty string");
-  return text;
-}
+std::string read_name(const JsonNode& node) { return node.as_name(); }
 
 // Every object that carries numbers says where they come from.
 void read_source(ObjectReader& reader) {

@@ -333,9 +333,10 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     sched::SchedTunables& tunables = scenario.kernel.sched;
     if (auto governor = k.optional("cpufreq_governor")) {
       const std::string name = governor->as_enum(stats::kGovernorNames);
-      tunables.governor = name == "schedutil"   ? sched::Governor::kSchedutil
-                          : name == "powersave" ? sched::Governor::kPowersave
-                                                : sched::Governor::kPerformance;
+      const auto index =
+          std::find(stats::kGovernorNames.begin(), stats::kGovernorNames.end(), name) -
+          stats::kGovernorNames.begin();
+      tunables.governor = static_cast<sched::Governor>(index);  // the same order
     }
     if (auto rate_limit = k.optional("schedutil_rate_limit_us")) {
       tunables.schedutil_rate_limit_ns = rate_limit->as_int(0, 1'000'000) * engine::kMicrosecond;

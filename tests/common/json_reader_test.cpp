@@ -98,9 +98,18 @@ TEST(JsonDocumentTest, NestingErrorNamesTheMemberThatOpensTooDeep) {
 TEST(JsonDocumentTest, NumberBeyondADoublesRangeIsAJsonErrorAtItsPosition) {
   // nlohmann reports it as out_of_range.406, which used to escape as an internal error.
   EXPECT_EQ(error_of([] { parse("{\"a\": 1e999}"); }),
-            "topologies/x.json: line 1, column 11: invalid JSON: number overflow parsing '1e999'");
+            "topologies/x.json: line 1, column 7: invalid JSON: a number beyond a double's range, "
+            "got 1e999");
   EXPECT_EQ(error_of([] { parse("[\n-1E400]"); }),
-            "topologies/x.json: line 2, column 6: invalid JSON: number overflow parsing '-1E400'");
+            "topologies/x.json: line 2, column 1: invalid JSON: a number beyond a double's range, "
+            "got -1E400");
+  // A numeral of many digits is shortened: the message stays one short line.
+  const std::string message = error_of([] { parse("[1" + std::string(100000, '0') + "]"); });
+  EXPECT_LT(message.size(), 160u) << message;
+  EXPECT_NE(message.find("line 1, column 2: invalid JSON: a number beyond a double's range, got "
+                         "100000"),
+            std::string::npos)
+      << message;
 }
 
 TEST(JsonDocumentTest, NulCharacterIsAnErrorNotTheEndOfTheText) {

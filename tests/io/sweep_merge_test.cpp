@@ -251,6 +251,11 @@ TEST(RunRecordTest, RefusesBreakdownSumsThatNoCallCouldMake) {
   EXPECT_EQ(error_of(in_empty_tier),
             "record.json: /exact/tiers/sched_fifo/same_core/breakdown_sums: expected zero sums "
             "(the tier has no calls), got an object");
+  // other_ns, the rest of the latency, may be negative, as in the result's means.
+  stats::RunResult result = make_result("fifo", 1, 5, 100'000, 1);
+  result.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster).other_ns = -5;
+  const RunRecord back = read_record(record_text(run, result));
+  EXPECT_EQ(back.result.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster).other_ns, -5);
 }
 
 // Records of one point (payload 16): fifo and ctabs over seeds 1..3, with different numbers of

@@ -55,6 +55,7 @@ class CostModel {
 
  private:
   std::int64_t lines(std::int64_t bytes) const;
+  double resident_share(std::int64_t stamp, int cpu) const;
   double warmth_of(std::int64_t stamp, std::int64_t ws, int cpu) const;
 
   const topology::Topology& topology_;

@@ -73,12 +73,13 @@ struct Breakdown {
   bool operator==(const Breakdown&) const = default;
 };
 
-// What the scheduler did over the run: the governor and each cluster's mean frequency, each
-// CPU's busy time, frequency changes and load-balance pulls.
-// The names SchedulerStats::governor takes (the scenario's kernel.cpufreq_governor values).
+// The names SchedulerStats::governor takes (the scenario's kernel.cpufreq_governor values), in
+// the order of sched::Governor.
 inline constexpr std::array<std::string_view, 3> kGovernorNames{"performance", "powersave",
                                                                 "schedutil"};
 
+// What the scheduler did over the run: the governor and each cluster's mean frequency, each
+// CPU's busy time, frequency changes and load-balance pulls.
 struct SchedulerStats {
   struct Cluster {
     std::string name;
