@@ -236,8 +236,7 @@ void Driver::wait_user(int tid) {
 void Driver::wake_user(int tid, int waker_tid, std::int64_t then_work_ref_ns) {
   Thread& t = th(tid);
   BSIM_CHECK(t.phase == Phase::kUserBlocked);
-  t.phase = Phase::kUser;
-  sched_.run(tid, then_work_ref_ns);
+  compute(tid, then_work_ref_ns);  // userspace goes on: its work counts from here
   sched::WakeContext ctx;
   ctx.waker_tid = waker_tid;
   ctx.waker_cpu = waker_tid >= 0 ? sched_.task(waker_tid).cpu : -1;
@@ -799,8 +798,7 @@ void Driver::on_event(const engine::Event& event) {
       const int tid = static_cast<int>(event.id);
       Thread& t = th(tid);
       BSIM_CHECK(t.phase == Phase::kSleep);
-      t.phase = Phase::kUser;
-      sched_.run(tid, t.pending_work_ref_ns);
+      compute(tid, t.pending_work_ref_ns);  // userspace goes on: its work counts from here
       sched_.wake(tid, sched::WakeContext{});
       return;
     }

@@ -203,6 +203,31 @@ TEST(SimulationLimitsTest, HandlerStartingThreadsThatCallItsOwnProcessStopsWithO
   }
 }
 
+TEST(SimulationLimitsTest, AHandlerThatSleepsCountsTheSleepAsOtherNotAsService) {
+  // After a sleep the handler's userspace work was counted from a stale mark: its service grew
+  // by the looper's kernel work of every earlier call, and its kernel part went negative.
+  auto scenario = testing::scaled_scenario("sync-wakeup", 10);
+  workload::Step nap;
+  nap.op = workload::Step::Op::kSleep;
+  nap.amount.a = 20'000;
+  scenario.processes[0].nodes[0].handler = {nap};
+  const stats::RunResult result = testing::run_scenario(scenario, "fifo");
+  ASSERT_EQ(result.completed, 10u);
+  std::uint64_t calls = 0;
+  for (std::size_t c = 0; c < result.tiers.size(); ++c) {
+    for (std::size_t t = 0; t < result.tiers[c].size(); ++t) {
+      const stats::Breakdown& sums = result.breakdown[c][t];
+      calls += result.tiers[c][t].count();
+      EXPECT_EQ(sums.service_ns, 0) << "class " << c << " tier " << t;  // no handler work
+      EXPECT_GE(sums.kernel_ns, 0) << "class " << c << " tier " << t;
+      // Each call's 20 us sleep is neither kernel path nor wait: it is the rest.
+      EXPECT_EQ(sums.other_ns, static_cast<std::int64_t>(result.tiers[c][t].count()) * 20'000)
+          << "class " << c << " tier " << t;
+    }
+  }
+  EXPECT_EQ(calls, 10u);
+}
+
 TEST(SimulationLimitsTest, LoopWhoseIterationsTakeNoTimeStopsWithOneError) {
   // A background task that only computes 0 ns never lets the clock advance: the run hung at
   // one instant. After 1000 zero-time iterations in a row it stops with one line.
