@@ -533,6 +533,7 @@ void Driver::deliver_to_user(int tid) {
   const int call_id = x.from_parent;
   const Transaction& call = txns_[static_cast<std::size_t>(call_id)];
   CallRecord record = call_record(call);
+  record.failed = x.failed;
   {
     // The caller's share (send and receive paths, switches, stalls, its wait to run after the
     // reply's wakeup) plus the server's; the rest of the round trip is "other".
@@ -590,15 +591,18 @@ void Driver::do_reply(int tid) {
   const int client = txns_[static_cast<std::size_t>(call_id)].from_tid;
   const std::int64_t payload = txns_[static_cast<std::size_t>(call_id)].payload_bytes;
   const int request_buffer = txns_[static_cast<std::size_t>(call_id)].buffer;
-  if (t.alloc_failed) {
-    // The reply found no space in the caller's process: counted; the caller still gets its
-    // answer (as BR_FAILED_REPLY would end its wait) without a buffer.
+  // A reply that found no space in the caller's process ends the caller's wait all the same,
+  // without a buffer: binder_send_failed_reply() returns BR_FAILED_REPLY to it, so the call
+  // failed (counted there, with no latency).
+  const bool failed = t.alloc_failed;
+  if (failed) {
     t.alloc_failed = false;
     ++counters_.failed_sends;
   }
   const int reply_id = alloc_txn();  // may grow the pool: take no references before this
   Transaction& r = txns_[static_cast<std::size_t>(reply_id)];
   r.is_reply = true;
+  r.failed = failed;
   r.from_tid = tid;
   r.to_tid = client;
   r.payload_bytes = payload;

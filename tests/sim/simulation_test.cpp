@@ -228,6 +228,19 @@ TEST(SimulationLimitsTest, AHandlerThatSleepsCountsTheSleepAsOtherNotAsService) 
   EXPECT_EQ(calls, 10u);
 }
 
+TEST(SimulationLimitsTest, AReplyWithoutBufferSpaceFailsTheCall) {
+  // The reply (8 KiB) cannot fit the caller's 4 KiB of buffer space: the caller gets
+  // BR_FAILED_REPLY. Such calls were counted as completed, with a latency.
+  auto scenario = testing::scaled_scenario("sync-wakeup", 10);
+  scenario.processes[0].nodes[0].reply_bytes = 8192;
+  scenario.processes[1].buffer_space_bytes = 4096;
+  const stats::RunResult result = testing::run_scenario(scenario, "fifo");
+  EXPECT_EQ(result.completed, 0u);
+  EXPECT_EQ(result.failed_calls, 10u);
+  EXPECT_EQ(result.latency.count(), 0u);
+  EXPECT_EQ(result.allocator.failed_no_space, 10u);
+}
+
 TEST(SimulationLimitsTest, LoopWhoseIterationsTakeNoTimeStopsWithOneError) {
   // A background task that only computes 0 ns never lets the clock advance: the run hung at
   // one instant. After 1000 zero-time iterations in a row it stops with one line.

@@ -107,6 +107,7 @@ class UserSpace {
 struct Transaction {
   bool oneway = false;
   bool is_reply = false;
+  bool failed = false;  // a reply whose buffer could not be allocated: BR_FAILED_REPLY
   int from_tid = -1;
   int to_proc = -1;
   int to_tid = -1;  // target thread (nested call or reply), -1: selected
