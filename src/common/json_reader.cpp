@@ -262,19 +262,12 @@ class StrictDomBuilder {
   bool open(nlohmann::json container) {
     const auto read = static_cast<std::size_t>(read_to_ - text_.data());
     if (open_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
-      // The pointer of the container being opened: the next element of an array, or the
-      // member whose key was read last.
-      std::string pointer;
-      for (std::size_t i = 0; i < open_.size(); ++i) {
-        const nlohmann::json& value = *open_[i].value;
-        pointer += '/';
-        if (value.is_array()) {
-          pointer += std::to_string(i + 1 == open_.size() ? value.size() : value.size() - 1);
-        } else {
-          pointer += escape_pointer_token(*open_[i].key);
-        }
-      }
-      throw ConfigError(at(read > 0 ? read - 1 : 0) + display_pointer(pointer) +
+      // The container being opened: the next element of an array, or the member whose key
+      // was read last.
+      const nlohmann::json& innermost = *open_.back().value;
+      const std::string last = innermost.is_array() ? std::to_string(innermost.size())
+                                                    : escape_pointer_token(*open_.back().key);
+      throw ConfigError(at(read > 0 ? read - 1 : 0) + display_pointer(pointer_to(last)) +
                         ": expected JSON nested at most " + std::to_string(kMaxJsonDepth) +
                         " levels deep, got a deeper " +
                         (container.is_array() ? "array" : "object"));
@@ -283,19 +276,21 @@ class StrictDomBuilder {
     return true;
   }
 
-  [[noreturn]] void fail_duplicate(const std::string& key) const {
+  // The JSON pointer of a value in the innermost open container, whose last token is `last`:
+  // each outer container contributes the element or member being read in it.
+  std::string pointer_to(const std::string& last) const {
     std::string pointer;
-    for (std::size_t i = 0; i < open_.size(); ++i) {
+    for (std::size_t i = 0; i + 1 < open_.size(); ++i) {
       const nlohmann::json& value = *open_[i].value;
       pointer += '/';
-      if (i + 1 == open_.size()) {
-        pointer += escape_pointer_token(key);
-      } else if (value.is_array()) {
-        pointer += std::to_string(value.size() - 1);
-      } else {
-        pointer += escape_pointer_token(*open_[i].key);
-      }
+      pointer +=
+          value.is_array() ? std::to_string(value.size() - 1) : escape_pointer_token(*open_[i].key);
     }
+    return pointer + '/' + last;
+  }
+
+  [[noreturn]] void fail_duplicate(const std::string& key) const {
+    const std::string pointer = pointer_to(escape_pointer_token(key));
     // The parser has just read the key's closing quote.
     const auto read = static_cast<std::size_t>(read_to_ - text_.data());
     std::string message = at(opening_quote(text_, read - 1)) + display_pointer(pointer) +

@@ -51,21 +51,16 @@ inline double CostModel::resident_share(std::int64_t stamp, int cpu) const {
   return std::clamp(1.0 - evicted / capacity, 0.0, 1.0);
 }
 
-// The warmth of a working set of `ws` bytes whose stamp on `cpu` is `stamp`: a working set
-// larger than the cache keeps at most the part that fits.
-inline double CostModel::warmth_of(std::int64_t stamp, std::int64_t ws_bytes, int cpu) const {
+// A working set larger than the cache keeps at most the part that fits.
+double CostModel::warmth(int tid, int cpu) const {
+  const auto task = static_cast<std::size_t>(tid);
+  const std::int64_t stamp =
+      stamp_[task * static_cast<std::size_t>(num_cpus_) + static_cast<std::size_t>(cpu)];
   if (stamp < 0) return 0.0;
-  const auto ws = static_cast<double>(ws_bytes);
+  const auto ws = static_cast<double>(working_set_[task]);
   if (ws <= 0) return 1.0;
   const double capacity = private_bytes_[static_cast<std::size_t>(cpu)];
   return std::min(1.0, capacity / ws) * resident_share(stamp, cpu);
-}
-
-double CostModel::warmth(int tid, int cpu) const {
-  const auto task = static_cast<std::size_t>(tid);
-  return warmth_of(
-      stamp_[task * static_cast<std::size_t>(num_cpus_) + static_cast<std::size_t>(cpu)],
-      working_set_[task], cpu);
 }
 
 SimTime CostModel::on_switch_in(int tid, int cpu) {

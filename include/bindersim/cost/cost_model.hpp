@@ -56,7 +56,6 @@ class CostModel {
  private:
   std::int64_t lines(std::int64_t bytes) const;
   double resident_share(std::int64_t stamp, int cpu) const;
-  double warmth_of(std::int64_t stamp, std::int64_t ws, int cpu) const;
 
   const topology::Topology& topology_;
   int num_cpus_;
