@@ -111,13 +111,13 @@ std::int64_t read_int(const JsonNode& node) {
   node.fail_expected("a 64-bit signed integer");
 }
 
-// A `breakdown` object: every part an integer, all but other_ns non-negative.
+// A `breakdown` object: every part an integer, non-negative unless it may be negative.
 stats::Breakdown read_breakdown(const JsonNode& node) {
   ObjectReader r(node);
   stats::Breakdown b;
   for (const BreakdownPart& part : kBreakdownParts) {
     const JsonNode value = r.required(part.key);
-    if (part.member == &stats::Breakdown::other_ns) {
+    if (part.may_be_negative) {
       b.*part.member = read_int(value);
     } else {
       const std::uint64_t v = read_uint(value);

@@ -76,10 +76,8 @@ stats::Breakdown read_breakdown_sums(const JsonNode& node) {
   ObjectReader reader(node);
   stats::Breakdown sums;
   for (const io::BreakdownPart& part : io::kBreakdownParts) {
-    // Nanoseconds; other_ns, what is left of the latency, may be negative (as in /result).
-    const JsonNode value = reader.required(part.key);
-    sums.*part.member =
-        part.member == &stats::Breakdown::other_ns ? value.as_int() : value.as_int(0, kMaxInt64);
+    const JsonNode value = reader.required(part.key);  // nanoseconds
+    sums.*part.member = part.may_be_negative ? value.as_int() : value.as_int(0, kMaxInt64);
   }
   reader.finish();
   return sums;

@@ -36,13 +36,16 @@ std::string fingerprint_hex(std::uint64_t fingerprint);
 double tier_share(const stats::RunResult& result, stats::SchedClass sched_class, stats::Tier tier);
 
 // One part of stats::Breakdown: its key in the `breakdown` object of a tier, its column title
-// on the console, and the member that holds it.
+// on the console, the member that holds it, and whether it may be negative (readers reject a
+// negative value of every other part).
 struct BreakdownPart {
   std::string_view key;    // "kernel_ns", ...
   std::string_view label;  // "kernel", ...
   std::int64_t stats::Breakdown::*member;
+  bool may_be_negative = false;
 };
-// Every part, in the documented key order. Only other_ns may be negative.
+// Every part, in the documented key order. Only other_ns, what is left of the latency after
+// the measured parts, may be negative.
 inline constexpr std::array<BreakdownPart, 7> kBreakdownParts = {{
     {"kernel_ns", "kernel", &stats::Breakdown::kernel_ns},
     {"wakeup_ipi_ns", "wakeup+IPI", &stats::Breakdown::wakeup_ipi_ns},
@@ -50,7 +53,7 @@ inline constexpr std::array<BreakdownPart, 7> kBreakdownParts = {{
     {"runqueue_wait_ns", "rq wait", &stats::Breakdown::runqueue_wait_ns},
     {"cache_refill_ns", "cache", &stats::Breakdown::cache_refill_ns},
     {"service_ns", "service", &stats::Breakdown::service_ns},
-    {"other_ns", "other", &stats::Breakdown::other_ns},
+    {"other_ns", "other", &stats::Breakdown::other_ns, true},
 }};
 
 // Mean per call of every breakdown part of a tier: the tier's summed breakdown divided by its
