@@ -115,6 +115,9 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   selector->set_logger(context.binder_log);
   cost::CostModel cost(topology);
   sched::Scheduler scheduler(context, cost, *placement, scenario.kernel.sched);
+  // The trace opens with the CPUs' starting state, before the driver starts any thread (the
+  // shrinker's kswapd0 under memory pressure).
+  if (options.tracer != nullptr) options.tracer->begin(scheduler);
   binder::KernelOptions kernel;
   kernel.inheritance = scenario.kernel.inheritance;
   kernel.alloc_lock = scenario.kernel.alloc_lock;
@@ -129,7 +132,6 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
     context.engine.set_progress(&*progress, kProgressEvents);
   }
 
-  if (options.tracer != nullptr) options.tracer->begin(scheduler);
   runner.start();
   try {
     context.engine.run(scenario.time_limit_ns);

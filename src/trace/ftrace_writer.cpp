@@ -366,14 +366,37 @@ void FtraceWriter::sched_wakeup(const sched::Scheduler& sched, int tid,
 }
 
 void FtraceWriter::sched_migrate(const sched::Scheduler& sched, int tid, int dest_cpu) {
-  if (!visible(sched.now())) return;
+  const bool on = visible(sched.now());
+  const int running_cpu = info(tid).running_cpu;
+  // A task moved while it runs (an active misfit migration): the kernel's stopper preempts it
+  // and moves it from its CPU. The stopper is not modelled, so the task leaves for the idle
+  // task first (an idle slice of no length until the CPU picks its next task).
+  if (running_cpu >= 0) switch_to_idle(sched, running_cpu, on);
+  if (!on) return;
   const TaskInfo& t = info(tid);
   const sched::Task& task = sched.task(tid);
-  // In a wakeup, the waker migrates the task; otherwise the CPU that pulls it.
-  prefix(wake_cpu_ >= 0 ? wake_cpu_ : dest_cpu, sched.now(), "sched_migrate_task");
+  // In a wakeup, the waker migrates the task; in an active migration, its CPU; otherwise the
+  // CPU that pulls it.
+  const int cpu = wake_cpu_ >= 0 ? wake_cpu_ : running_cpu >= 0 ? running_cpu : dest_cpu;
+  prefix(cpu, sched.now(), "sched_migrate_task");
   put(buffer_, "comm=", t.comm, " pid=", t.pid, " prio=", task.prio(), " orig_cpu=", task.cpu,
       " dest_cpu=", dest_cpu, '\n');
   maybe_flush();
+}
+
+void FtraceWriter::switch_to_idle(const sched::Scheduler& sched, int cpu, bool on) {
+  CpuInfo& c = cpus_[static_cast<std::size_t>(cpu)];
+  if (on) {
+    const int prio = c.leaving ? c.leave_prio : sched.task(c.tid).prio();
+    prefix(cpu, sched.now(), "sched_switch");
+    put(buffer_, "prev_comm=", c.comm, " prev_pid=", c.pid, " prev_prio=", prio,
+        " prev_state=", c.leaving ? std::string_view(&c.leave_state, 1) : "R+",
+        " ==> next_comm=swapper/", cpu, " next_pid=0 next_prio=", kIdlePrio, '\n');
+  }
+  info(c.tid).running_cpu = -1;
+  c.tid = -1;
+  c.leaving = false;
+  set_head(cpu);
 }
 
 void FtraceWriter::sched_block(const sched::Scheduler& sched, int tid, bool exiting) {
@@ -426,17 +449,7 @@ void FtraceWriter::cpu_idle(const sched::Scheduler& sched, int cpu) {
   const int state = sched.rq(cpu).idle_state;
   const bool on = visible(sched.now());
   if (c.tid >= 0) {
-    if (on) {
-      const int prio = c.leaving ? c.leave_prio : sched.task(c.tid).prio();
-      prefix(cpu, sched.now(), "sched_switch");
-      put(buffer_, "prev_comm=", c.comm, " prev_pid=", c.pid, " prev_prio=", prio,
-          " prev_state=", c.leaving ? std::string_view(&c.leave_state, 1) : "R+",
-          " ==> next_comm=swapper/", cpu, " next_pid=0 next_prio=", kIdlePrio, '\n');
-    }
-    info(c.tid).running_cpu = -1;
-    c.tid = -1;
-    c.leaving = false;
-    set_head(cpu);
+    switch_to_idle(sched, cpu, on);
   } else if (c.idle_state == state) {
     return;  // still in the same state
   } else if (c.idle_state >= 0 && on) {

@@ -69,6 +69,28 @@ else
   fail "the same run gives a byte-identical trace"
 fi
 
+# Memory pressure starts kswapd0 before the first event: the trace still opens with every
+# CPU's frequency and idle state (it used to start without them, with idle exits never entered).
+run run alloc-contention --set 'clients.*.iterations=50' --trace "$TMP/alloc.trace"
+check "alloc-contention (memory pressure): a valid trace" "$TMP/alloc.trace"
+if [[ $(grep -c " 0\.000000: cpu_frequency: " "$TMP/alloc.trace") -eq 8 ]]; then
+  pass "the memory-pressure trace opens with the frequency of all 8 CPUs"
+else
+  fail "the memory-pressure trace opens with the frequency of all 8 CPUs"
+fi
+
+# An active misfit migration moves a running task (tests/trace/misfit.json): it is switched out
+# on its CPU before it is migrated from there.
+run run "$HERE/misfit.json" --trace "$TMP/misfit.trace"
+check "a misfit migration: a valid trace" "$TMP/misfit.trace"
+if grep -A1 "prev_comm=hog .* prev_state=R+ ==> next_comm=swapper/" "$TMP/misfit.trace" |
+  grep -q "\[002\] .... .*sched_migrate_task: comm=hog .* orig_cpu=2 dest_cpu=4$"; then
+  pass "the misfit task leaves its CPU, then migrates from there"
+else
+  fail "the misfit task leaves its CPU, then migrates from there" \
+    "$(grep -m3 -e "sched_migrate_task: comm=hog" "$TMP/misfit.trace")"
+fi
+
 # Nested two-way calls and oneway transactions (tests/trace/nested.json).
 run run "$HERE/nested.json" --trace "$TMP/nested.trace"
 check "nested and oneway transactions: a valid trace of 1000 two-way calls" "$TMP/nested.trace" \
