@@ -269,6 +269,8 @@ void WorkloadRunner::spawn_helper(int tid) {
   params.policy = step.policy;
   params.nice = step.nice;
   params.rt_priority = step.rt_priority;
+  // clone() copies the creator's CPU mask: the new thread may run where its creator may.
+  params.affinity = driver_.scheduler().task(tid).params.affinity;
   if (client >= 0) {
     const ClientSpec& spec = *loops_[static_cast<std::size_t>(client)];
     params.name = spec.name + ":thread";

@@ -307,6 +307,23 @@ TEST(TracedRun, TheTraceAgreesWithTheResult) {
       << all[static_cast<std::size_t>(first)];
 }
 
+TEST(TracedRun, AThreadRunsOnlyWhereItsCreatorMay) {
+  // clone() copies the creator's CPU mask. schd-dbg's client, pinned to CPU 0, creates a thread
+  // every iteration; under WALT placement such threads used to start on a gold CPU.
+  auto scenario = testing::scaled_scenario("schd-dbg", 20);
+  scenario.clients[0].affinity.cpus = {0};
+  scenario.kernel.placement = "walt";
+  std::string trace;
+  run_json(scenario, "fifo", &trace);
+  int switched_in = 0;
+  for (const std::string& line : lines_of(trace)) {
+    if (line.find("==> next_comm=client:thread ") == std::string::npos) continue;
+    ++switched_in;
+    EXPECT_NE(line.find("[000]"), std::string::npos) << line;
+  }
+  EXPECT_GE(switched_in, 20);
+}
+
 TEST(TracedRun, AWindowIsASliceOfTheWholeTrace) {
   // The lines of a windowed trace are the whole trace's lines in that window, after the
   // snapshot of the CPUs' state at the window's start.
