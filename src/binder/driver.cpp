@@ -274,9 +274,14 @@ void Driver::do_transaction(int tid) {
   x.buffer = t.new_buffer;
   t.new_buffer = -1;
   if (t.alloc_failed) {
-    // BR_FAILED_REPLY: no buffer space in the target; nothing is delivered.
+    // BR_FAILED_REPLY: no buffer space in the target; nothing is delivered. The tracepoint
+    // comes before the allocation, with no thread selected yet.
     t.alloc_failed = false;
     ++counters_.failed_sends;
+    if (auto* tracer = context_.tracer) {
+      tracer->binder_transaction(sched_, id, x, -1);
+      tracer->binder_return(sched_, tid, trace::BinderReturn::kFailedReply);
+    }
     const bool oneway = x.oneway;
     CallRecord record = call_record(x);
     record.failed = true;
@@ -613,7 +618,9 @@ void Driver::do_reply(int tid) {
   ++counters_.replies;
   if (auto* tracer = context_.tracer) tracer->binder_transaction(sched_, reply_id, r, client);
   th(client).todo.push_back(reply_id);
-  if (is_waiting(th(client).phase)) wake_thread(client, /*sync=*/true, tid);
+  // A reply wakes its caller with WF_SYNC; binder_send_failed_reply() uses a plain
+  // wake_up_interruptible().
+  if (is_waiting(th(client).phase)) wake_thread(client, /*sync=*/!failed, tid);
   // The server restores its own priority after waking the client, then frees the request's
   // buffer (BC_FREE_BUFFER) on its way back to the read.
   restore_priority(tid, txns_[static_cast<std::size_t>(call_id)]);

@@ -59,6 +59,8 @@ Code return_code(BinderReturn ret) {
       return {0x7206U, "BR_TRANSACTION_COMPLETE"};
     case BinderReturn::kSpawnLooper:
       return {0x720dU, "BR_SPAWN_LOOPER"};
+    case BinderReturn::kFailedReply:
+      return {0x7211U, "BR_FAILED_REPLY"};
   }
   return {0, "unknown"};
 }
@@ -533,10 +535,15 @@ void FtraceWriter::binder_transaction_received(const sched::Scheduler& sched, in
     prefix(cpu, sched.now(), "binder_return");
     put(buffer_, "cmd=", Hex{complete.value}, ' ', complete.name, '\n');
   }
-  prefix(cpu, sched.now(), "binder_transaction_received");
-  put(buffer_, "transaction=", id, '\n');
-  const Code code =
-      return_code(transaction.is_reply ? BinderReturn::kReply : BinderReturn::kTransaction);
+  // A reply that found no buffer space is never received: binder_send_failed_reply() leaves
+  // the caller only its error.
+  if (!transaction.failed) {
+    prefix(cpu, sched.now(), "binder_transaction_received");
+    put(buffer_, "transaction=", id, '\n');
+  }
+  const Code code = return_code(!transaction.is_reply ? BinderReturn::kTransaction
+                                : transaction.failed  ? BinderReturn::kFailedReply
+                                                      : BinderReturn::kReply);
   prefix(cpu, sched.now(), "binder_return");
   put(buffer_, "cmd=", Hex{code.value}, ' ', code.name, '\n');
   maybe_flush();

@@ -12,13 +12,15 @@ Parses every line back and checks that the trace is well formed and self-consist
   (or a later migration) placed it; an exited pid never runs again; a pid keeps its comm and tgid;
 - every two-way call reads binder_transaction (reply=0) -> binder_transaction_received ->
   binder_transaction (reply=1) -> binder_transaction_received, matched by transaction id, with
-  the BC_/BR_ commands around them in the order Perfetto's binder tracker expects;
+  the BC_/BR_ commands around them in the order Perfetto's binder tracker expects; a call,
+  oneway or reply that found no buffer space is never received and its sender (for a reply,
+  the caller) gets BR_FAILED_REPLY;
 - tracing_mark_write slices are balanced per thread.
 
 With --partial (a trace cut by --trace-window) events that refer to what happened before the
 window are accepted, and calls may be left open at the end.
 
-usage: check_trace.py TRACE [--partial] [--expect-calls N]
+usage: check_trace.py TRACE [--partial] [--expect-calls N] [--expect-failed N]
 Prints a summary and exits 0 when the trace is valid; prints the first problems and exits 1
 otherwise.
 """
@@ -74,6 +76,7 @@ BINDER_COMMANDS = {
 BINDER_RETURNS = {
     0x80407202: "BR_TRANSACTION", 0x80407203: "BR_REPLY", 0x7206: "BR_TRANSACTION_COMPLETE",
     0x720c: "BR_NOOP", 0x720d: "BR_SPAWN_LOOPER", 0x80487202: "BR_TRANSACTION_SEC_CTX",
+    0x7211: "BR_FAILED_REPLY",
 }
 IDLE_EXIT = 4294967295
 TF_ONE_WAY = 0x01
@@ -102,6 +105,9 @@ class Checker:
         self.marks = defaultdict(int)  # pid -> open tracing_mark_write slices
         self.calls_completed = 0
         self.oneway_received = 0
+        self.failed = 0         # transactions (calls, oneways, replies) that got BR_FAILED_REPLY
+        self.last_sent = {}     # pid -> id of the last call or oneway it sent
+        self.reply_to = {}      # pid -> id of a reply sent to it and not received yet
 
     def fail(self, message):
         self.problems.append(f"line {self.line_no}: {message}")
@@ -267,6 +273,25 @@ class Checker:
         expected = self.expect_return.pop(pid, None)
         if expected is not None and expected != name:
             self.fail(f"pid {pid} returned {name} where {expected} was due")
+        if name == "BR_FAILED_REPLY":
+            self.failed_transaction(pid)
+
+    def failed_transaction(self, pid):
+        # The reply to pid's call found no buffer space (binder_send_failed_reply()), or else
+        # pid's own send did: that transaction is never received.
+        failed = self.reply_to.pop(pid, None)
+        if failed is None:
+            failed = self.last_sent.pop(pid, None)
+        t = self.tx.get(failed)
+        if t is None:
+            if not self.partial:
+                self.fail(f"BR_FAILED_REPLY to pid {pid}, which sent nothing that could fail")
+            return
+        if t["received"] or t.get("failed"):
+            self.fail(f"BR_FAILED_REPLY for transaction {failed}, which was already received "
+                      f"or failed")
+        t["failed"] = True
+        self.failed += 1
 
     def binder_transaction(self, cpu, pid, tgid, f):
         tid, dest_node, dest_proc, dest_thread, reply, flags, _ = f.groups()
@@ -298,6 +323,9 @@ class Checker:
                 t["call"] = None
             else:
                 t["call"] = None
+            self.reply_to[dest_thread] = tid
+        else:
+            self.last_sent[pid] = tid
         self.tx[tid] = t
 
     def binder_transaction_received(self, cpu, pid, tgid, f):
@@ -313,7 +341,10 @@ class Checker:
         t["received"] = True
         if t["dest_thread"] and t["dest_thread"] != pid:
             self.fail(f"transaction {tid} for pid {t['dest_thread']} received by pid {pid}")
+        if t.get("failed"):
+            self.fail(f"transaction {tid} received after BR_FAILED_REPLY")
         if t["reply"]:
+            self.reply_to.pop(pid, None)
             if pid != t["dest_thread"]:
                 self.fail(f"reply {tid} received by pid {pid}, not its caller")
             self.expect_return[pid] = "BR_REPLY"
@@ -350,7 +381,7 @@ class Checker:
         if self.partial:
             return
         for tid, t in self.tx.items():
-            if not t["received"]:
+            if not t["received"] and not t.get("failed"):
                 self.problems.append(f"transaction {tid} from pid {t['from']} never received")
         for pid, stack in self.handling.items():
             if stack:
@@ -364,6 +395,8 @@ def main():
                         help="the trace covers part of a run (--trace-window)")
     parser.add_argument("--expect-calls", type=int,
                         help="the number of complete two-way calls the trace must show")
+    parser.add_argument("--expect-failed", type=int,
+                        help="the number of transactions that must end in BR_FAILED_REPLY")
     options = parser.parse_args()
     checker = Checker(options.partial)
     with open(options.trace, encoding="utf-8") as trace:
@@ -377,10 +410,13 @@ def main():
     if options.expect_calls is not None and checker.calls_completed != options.expect_calls:
         checker.problems.append(f"{checker.calls_completed} complete two-way calls, expected "
                                 f"{options.expect_calls}")
+    if options.expect_failed is not None and checker.failed != options.expect_failed:
+        checker.problems.append(f"{checker.failed} transactions failed (BR_FAILED_REPLY), "
+                                f"expected {options.expect_failed}")
     events = sum(checker.events.values())
     print(f"{options.trace}: {events} events on {len(checker.curr)} CPUs, "
           f"{len(checker.comm)} tasks, {checker.calls_completed} complete two-way calls, "
-          f"{checker.oneway_received} oneway transactions received")
+          f"{checker.oneway_received} oneway transactions received, {checker.failed} failed")
     for event, count in sorted(checker.events.items()):
         print(f"  {event:28} {count}")
     if checker.problems:

@@ -91,6 +91,17 @@ else
     "$(grep -m3 -e "sched_migrate_task: comm=hog" "$TMP/misfit.trace")"
 fi
 
+# Calls whose request, or whose reply, finds no buffer space: the trace shows each one sent and
+# never received, and the caller gets BR_FAILED_REPLY, as the result counts them failed.
+run run sync-wakeup --set clients.0.iterations=3 --set clients.0.iteration.1.payload_bytes=8192 \
+  --set processes.0.buffer_space_bytes=4096 --trace "$TMP/failed-send.trace"
+check "sends without buffer space: three BR_FAILED_REPLY and no call" "$TMP/failed-send.trace" \
+  --expect-failed 3 --expect-calls 0
+run run sync-wakeup --set clients.0.iterations=3 --set processes.0.nodes.0.reply_bytes=8192 \
+  --set processes.1.buffer_space_bytes=4096 --trace "$TMP/failed-reply.trace"
+check "replies without buffer space: three BR_FAILED_REPLY and no call" "$TMP/failed-reply.trace" \
+  --expect-failed 3 --expect-calls 0
+
 # Nested two-way calls and oneway transactions (tests/trace/nested.json).
 run run "$HERE/nested.json" --trace "$TMP/nested.trace"
 check "nested and oneway transactions: a valid trace of 1000 two-way calls" "$TMP/nested.trace" \

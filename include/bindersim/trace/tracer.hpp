@@ -35,6 +35,7 @@ enum class BinderReturn : std::uint8_t {
   kReply,                // BR_REPLY: the answer to a two-way call
   kTransactionComplete,  // BR_TRANSACTION_COMPLETE: the driver took a transaction or reply
   kSpawnLooper,          // BR_SPAWN_LOOPER: userspace should start one more looper
+  kFailedReply,          // BR_FAILED_REPLY: a send, or the reply to a call, found no buffer space
 };
 
 // Receives the events of a traced run. Every hook is called at the simulated time
