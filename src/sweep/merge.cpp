@@ -72,8 +72,36 @@ void add_counters(stats::Counters& sum, const stats::Counters& run) {
   sum.context_switches += run.context_switches;
 }
 
+void add_lock(stats::LockStats& sum, const stats::LockStats& lock) {
+  sum.acquisitions += lock.acquisitions;
+  sum.contended += lock.contended;
+  sum.trylock_failures += lock.trylock_failures;
+  sum.sleeps += lock.sleeps;
+  sum.handoffs += lock.handoffs;
+  sum.wait_ns.merge(lock.wait_ns);
+  sum.hold_ns.merge(lock.hold_ns);
+  sum.spin_ns += lock.spin_ns;
+  sum.inversions += lock.inversions;
+  sum.inversion_ns += lock.inversion_ns;
+  sum.owner_preempted += lock.owner_preempted;
+  sum.owner_preempted_ns += lock.owner_preempted_ns;
+}
+
+void add_allocator(stats::AllocatorStats& sum, const stats::AllocatorStats& alloc) {
+  sum.allocations += alloc.allocations;
+  sum.failed_no_space += alloc.failed_no_space;
+  sum.failed_async_space += alloc.failed_async_space;
+  sum.pages_installed += alloc.pages_installed;
+  sum.pages_reclaimed += alloc.pages_reclaimed;
+  sum.shrinker_skips += alloc.shrinker_skips;
+  add_lock(sum.alloc_lock, alloc.alloc_lock);
+  add_lock(sum.page_lock, alloc.page_lock);
+}
+
 void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
   pooled.completed += run.completed;
+  pooled.failed_calls += run.failed_calls;
+  add_allocator(pooled.allocator, run.allocator);
   pooled.simulated_ns += run.simulated_ns;
   pooled.latency.merge(run.latency);
   for (std::size_t c = 0; c < stats::kNumSchedClasses; ++c) {
@@ -176,6 +204,8 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
     pooled.clients_finished = true;
     pooled.scheduler.governor = record.result.scheduler.governor;
     pooled.scheduler.clusters = record.result.scheduler.clusters;
+    pooled.allocator.lock = record.result.allocator.lock;
+    pooled.allocator.pages_installed_locked = record.result.allocator.pages_installed_locked;
     column.freq_time.assign(pooled.scheduler.clusters.size(), 0);
   } else {
     const stats::RunResult& pooled = *column.pooled;
@@ -189,6 +219,11 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
     differs("topology", pooled.topology, record.result.topology);
     differs("provenance/version", pooled.version, record.result.version);
     differs("scheduler/governor", pooled.scheduler.governor, record.result.scheduler.governor);
+    differs("allocator/lock", pooled.allocator.lock, record.result.allocator.lock);
+    const auto install = [](const stats::AllocatorStats& alloc) {
+      return std::string(alloc.pages_installed_locked ? "locked" : "unlocked");
+    };
+    differs("allocator/page_install", install(pooled.allocator), install(record.result.allocator));
     const auto cluster_names = [](const stats::SchedulerStats& stats) {
       std::string names;
       for (const auto& cluster : stats.clusters) {

@@ -147,6 +147,17 @@ stats::RunResult make_result(const std::string& selector, std::uint64_t seed, st
   r.scheduler.cpu_busy_ns = {10 * static_cast<std::int64_t>(calls),
                              20 * static_cast<std::int64_t>(calls)};
   r.scheduler.frequency_changes = calls;
+  r.failed_calls = 2 * calls;
+  r.allocator.lock = "spinlock";
+  r.allocator.pages_installed_locked = false;
+  r.allocator.allocations = 2 * calls;
+  r.allocator.failed_no_space = calls;
+  r.allocator.alloc_lock.acquisitions = 3 * calls;
+  r.allocator.alloc_lock.contended = calls;
+  r.allocator.alloc_lock.wait_ns.record_n(5'000, calls);
+  r.allocator.alloc_lock.hold_ns.record_n(2'000, 3 * calls);
+  r.allocator.alloc_lock.spin_ns = 7 * static_cast<std::int64_t>(calls);
+  r.allocator.page_lock.owner_preempted = calls;
   r.version = "0.1.0";
   r.fingerprint = fingerprint;
   r.clients_finished = true;
@@ -311,6 +322,21 @@ TEST(SweepMergerTest, PoolsCallsAcrossSeedsInsteadOfAveraging) {
   EXPECT_EQ(fifo.pooled->scheduler.frequency_changes, 14u);
   EXPECT_EQ(fifo.pooled->scheduler.clusters.at(0).mean_freq_khz, 1257);
   EXPECT_EQ(fifo.pooled->scheduler.clusters.at(1).mean_freq_khz, 2000);
+  // Failed sends and the allocators add up too, lock histograms merged whole.
+  EXPECT_EQ(fifo.pooled->failed_calls, 28u);
+  const stats::AllocatorStats& alloc = fifo.pooled->allocator;
+  EXPECT_EQ(alloc.lock, "spinlock");
+  EXPECT_FALSE(alloc.pages_installed_locked);
+  EXPECT_EQ(alloc.allocations, 28u);
+  EXPECT_EQ(alloc.failed_no_space, 14u);
+  EXPECT_EQ(alloc.alloc_lock.acquisitions, 42u);
+  EXPECT_EQ(alloc.alloc_lock.contended, 14u);
+  Histogram waits;
+  waits.record_n(5'000, 14);
+  EXPECT_EQ(alloc.alloc_lock.wait_ns, waits);
+  EXPECT_EQ(alloc.alloc_lock.hold_ns.count(), 42u);
+  EXPECT_EQ(alloc.alloc_lock.spin_ns, 98);
+  EXPECT_EQ(alloc.page_lock.owner_preempted, 14u);
 
   const auto statistics = point_statistics(summary, point);
   const auto mean = std::find_if(statistics.begin(), statistics.end(),
