@@ -521,6 +521,24 @@ TEST(TolerancesTest, MinimumTierShareDecidesWhichTierLatenciesAreGated) {
   EXPECT_EQ(status_of(report, "tiers.sched_fifo.cross_cluster.mean_ns"), CheckStatus::kOk);
 }
 
+TEST(TolerancesTest, ATierExactlyAtTheMinimumShareIsGated) {
+  // 57 of 100 calls: the share 0.57 times 100 is 56.99999999999999 in doubles, and the tier
+  // was skipped under a 57% minimum.
+  json baseline = document_of(schd_dbg_like());
+  tier(baseline, "sched_other", "same_core")["share"] = 0.57;
+  json result = baseline;
+  tier(result, "sched_other", "same_core")["mean_ns"] =
+      tier(baseline, "sched_other", "same_core")["mean_ns"].get<std::int64_t>() * 3 / 2;
+  const Tolerances at_share = tolerances_from(
+      R"({"schema": "bindersim.tolerances/1", "min_tier_share_percent": 57, "tolerances": {}})");
+  EXPECT_EQ(status_of(check(result, baseline, at_share), "tiers.sched_other.same_core.mean_ns"),
+            CheckStatus::kFail);
+  const Tolerances above = tolerances_from(
+      R"({"schema": "bindersim.tolerances/1", "min_tier_share_percent": 57.01, "tolerances": {}})");
+  EXPECT_EQ(status_of(check(result, baseline, above), "tiers.sched_other.same_core.mean_ns"),
+            CheckStatus::kSkipped);
+}
+
 TEST(TolerancesTest, UnknownMetricNameNamesItsPointer) {
   // A misspelt name is an error at its JSON pointer, with the closest valid name.
   const std::string message = config_error([] {
