@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <boost/math/distributions/students_t.hpp>
+
 namespace bindersim::stats {
 
 namespace {
@@ -13,15 +15,6 @@ constexpr std::array<SchedClass, kNumSchedClasses> kClasses = {SchedClass::kFifo
 constexpr std::array<Tier, kNumTiers> kTiers = {Tier::kSameCore, Tier::kSameCluster,
                                                 Tier::kCrossCluster};
 
-// Two-sided 95% critical values t_{0.975, df} for df = 1..30, from the NIST/SEMATECH
-// e-Handbook of Statistical Methods, section 1.3.6.7.2 "Critical Values of the Student's t
-// Distribution" (column 0.025 of the upper critical values), three decimals as published.
-constexpr std::array<double, 30> kStudentT975 = {
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-// Above df = 30: the standard normal's 97.5% quantile.
-constexpr double kNormal975 = 1.96;
 // Welch–Satterthwaite df is rounded down after this slack, so that a df that is an integer
 // in exact arithmetic (e.g. 4 for two samples of 3 with equal variances) is not taken as the
 // integer below through rounding error.
@@ -214,9 +207,14 @@ std::vector<std::optional<double>> measure(std::span<const Metric> metrics, cons
   return values;
 }
 
+// Rounded to three decimals as the tables publish it: for df = 1..30 these are exactly the
+// values of the NIST/SEMATECH e-Handbook of Statistical Methods, section 1.3.6.7.2 "Critical
+// Values of the Student's t Distribution" (12.706, 4.303, ..., 2.042).
 double student_t975(std::size_t df) {
   BSIM_CHECK_MSG(df >= 1, "Student's t needs at least one degree of freedom");
-  return df <= kStudentT975.size() ? kStudentT975[df - 1] : kNormal975;
+  const boost::math::students_t distribution(static_cast<double>(df));
+  const double t = boost::math::quantile(boost::math::complement(distribution, 0.025));
+  return std::round(t * 1000.0) / 1000.0;
 }
 
 double mean(std::span<const double> samples) {

@@ -41,7 +41,8 @@ std::vector<Metric> comparison_metrics();
 std::vector<std::optional<double>> measure(std::span<const Metric> metrics, const RunResult& run);
 
 // Two-sided 95% critical value t_{0.975} of Student's t distribution with `df` degrees of
-// freedom: the tabulated value for df 1..30, the normal 1.96 above. df 0 is an internal error.
+// freedom, to three decimals as tables give it (Boost.Math's quantile, rounded). df 0 is an
+// internal error.
 double student_t975(std::size_t df);
 
 // Arithmetic mean (summed in order); 0 for no samples.
