@@ -275,11 +275,13 @@ void Driver::do_transaction(int tid) {
   t.new_buffer = -1;
   if (t.alloc_failed) {
     // BR_FAILED_REPLY: no buffer space in the target; nothing is delivered. The tracepoint
-    // comes before the allocation, with no thread selected yet.
+    // comes before the allocation: no thread is selected yet, but a nested call names the
+    // thread of its chain.
     t.alloc_failed = false;
     ++counters_.failed_sends;
     if (auto* tracer = context_.tracer) {
-      tracer->binder_transaction(sched_, id, x, -1);
+      const int dest = x.oneway ? -1 : chain_thread_of(call_parent(t), x.to_proc);
+      tracer->binder_transaction(sched_, id, x, dest);
       tracer->binder_return(sched_, tid, trace::BinderReturn::kFailedReply);
     }
     const bool oneway = x.oneway;
@@ -315,19 +317,9 @@ void Driver::do_transaction(int tid) {
     return;
   }
   // Nested call: a thread of the target process earlier in this call chain gets it directly.
-  // A oneway being handled sits on the stack too, but is part of no call chain.
-  x.from_parent = t.stack.empty() || txns_[static_cast<std::size_t>(t.stack.back())].oneway
-                      ? -1
-                      : t.stack.back();
-  for (int walk = x.from_parent; walk >= 0;
-       walk = txns_[static_cast<std::size_t>(walk)].from_parent) {
-    const Transaction& w = txns_[static_cast<std::size_t>(walk)];
-    if (w.from_tid >= 0 && th(w.from_tid).proc == x.to_proc) {
-      x.to_tid = w.from_tid;
-      ++counters_.nested;
-      break;
-    }
-  }
+  x.from_parent = call_parent(t);
+  x.to_tid = chain_thread_of(x.from_parent, x.to_proc);
+  if (x.to_tid >= 0) ++counters_.nested;
   // A call chain this deep means handlers that call each other without end; a device would
   // run out of binder buffer space. Stop with one clear line instead of growing forever.
   if (t.stack.size() >= kMaxCallDepth) {
@@ -340,6 +332,19 @@ void Driver::do_transaction(int tid) {
   deliver(id, /*sync_wakeup=*/true, tid);
   t.phase = Phase::kWaitReply;
   sched_.block(tid);
+}
+
+int Driver::call_parent(const Thread& t) const {
+  if (t.stack.empty() || txns_[static_cast<std::size_t>(t.stack.back())].oneway) return -1;
+  return t.stack.back();
+}
+
+int Driver::chain_thread_of(int parent, int proc) const {
+  for (int walk = parent; walk >= 0; walk = txns_[static_cast<std::size_t>(walk)].from_parent) {
+    const Transaction& w = txns_[static_cast<std::size_t>(walk)];
+    if (w.from_tid >= 0 && th(w.from_tid).proc == proc) return w.from_tid;
+  }
+  return -1;
 }
 
 int Driver::select_thread(int proc, int caller_cpu, bool sync, int* preferred_cpu) {

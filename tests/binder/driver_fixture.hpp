@@ -221,9 +221,11 @@ class ScriptedUserSpace final : public UserSpace, public engine::EventHandler {
     if (driver_.transaction(txn).oneway) {
       driver_.finish_oneway(tid);
     } else {
-      driver_.reply(tid, 0);
+      driver_.reply(tid, reply_bytes);
     }
   }
+  // The payload of every reply finish() sends.
+  std::int64_t reply_bytes = 0;
   // The default handler: `cookie` reference nanoseconds of work, then finish().
   void compute_then_finish(int tid, int txn) {
     then(tid, [this](int t) { finish(t); });
@@ -348,11 +350,13 @@ class DriverHarness {
     config.nodes = std::move(nodes);
     return driver.create_process(config);
   }
-  // A process without a thread pool, for client threads.
-  int add_client_process(const std::string& name = "clients") {
+  // A process without a thread pool, for client threads, with `buffer_space` bytes of buffer
+  // space (0: libbinder's default).
+  int add_client_process(const std::string& name = "clients", std::int64_t buffer_space = 0) {
     ProcessConfig config;
     config.name = name;
     config.start_thread_pool = false;
+    if (buffer_space > 0) config.buffer_space.space_bytes = buffer_space;
     return driver.create_process(config);
   }
   // A thread of `proc` pinned to `cpu` (-1: not pinned). It starts when start_at() says.

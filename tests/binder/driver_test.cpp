@@ -738,6 +738,24 @@ TEST(DriverTest, LastCpuIsWhereTheLooperReturnedFromWaiting) {
   EXPECT_EQ(h.selector.log()[1].waiting.front().last_cpu, 5);
 }
 
+TEST(DriverTest, AFailedReplyWakesTheCallerWithoutSync) {
+  // A reply wakes its caller with WF_SYNC; a reply that finds no buffer space in the caller's
+  // process ends the wait through binder_send_failed_reply(), a plain wake_up_interruptible().
+  for (const bool fits : {true, false}) {
+    DriverHarness h;
+    h.user.reply_bytes = 8192;
+    const int srv = h.add_server("srv", 0);
+    const int a = h.add_thread(h.add_client_process("clients", fits ? 0 : 4096), "a", 4);
+    h.call_at(a, 10 * kUs, srv, 50 * kUs);
+    h.run_until(10 * kMs);
+    ASSERT_EQ(h.user.replies_to(a).size(), 1U) << (fits ? "fits" : "no space");
+    EXPECT_EQ(h.user.replies_to(a).front().record.failed, !fits);
+    const auto wakeups = h.placement.wakeups_of(a);
+    ASSERT_FALSE(wakeups.empty());
+    EXPECT_EQ(wakeups.back().sync, fits) << (fits ? "fits" : "no space");
+  }
+}
+
 TEST_P(DriverSelectorTest, NoCallSelectionEverNudgesWithAnHonestMachine) {
   // CTABS rule (3): a nudge needs available_idle_cpu(caller_cpu) at selection time, but a
   // synchronous caller runs on its CPU while it selects; so a cluster-match win is declined

@@ -108,6 +108,8 @@ class Checker:
         self.failed = 0         # transactions (calls, oneways, replies) that got BR_FAILED_REPLY
         self.last_sent = {}     # pid -> id of the last call or oneway it sent
         self.reply_to = {}      # pid -> id of a reply sent to it and not received yet
+        self.last_return = {}   # pid -> its last BR_ name
+        self.just_sent = {}     # pid -> id of the transaction its last binder line sent
 
     def fail(self, message):
         self.problems.append(f"line {self.line_no}: {message}")
@@ -265,6 +267,7 @@ class Checker:
             self.fail(f"binder_command cmd=0x{code:x} is {BINDER_COMMANDS.get(code)}, not {name}")
         self.last_command[pid] = name
         self.commanded.add(pid)
+        self.just_sent.pop(pid, None)
 
     def binder_return(self, cpu, pid, tgid, f):
         code, name = int(f.group(1), 16), f.group(2)
@@ -275,13 +278,24 @@ class Checker:
             self.fail(f"pid {pid} returned {name} where {expected} was due")
         if name == "BR_FAILED_REPLY":
             self.failed_transaction(pid)
+        self.last_return[pid] = name
+        self.just_sent.pop(pid, None)
 
     def failed_transaction(self, pid):
         # The reply to pid's call found no buffer space (binder_send_failed_reply()), or else
         # pid's own send did: that transaction is never received.
         failed = self.reply_to.pop(pid, None)
-        if failed is None:
+        if failed is not None:
+            # The caller's BR_TRANSACTION_COMPLETE, deferred until the reply, comes first.
+            if self.last_return.get(pid) != "BR_TRANSACTION_COMPLETE":
+                self.fail(f"BR_FAILED_REPLY for reply {failed} to pid {pid} without the "
+                          f"BR_TRANSACTION_COMPLETE before it")
+        else:
             failed = self.last_sent.pop(pid, None)
+            # A send that fails returns at once: nothing between its binder_transaction and it.
+            if failed is not None and self.just_sent.get(pid) != failed:
+                self.fail(f"BR_FAILED_REPLY for transaction {failed} of pid {pid}, which did "
+                          f"other binder work since")
         t = self.tx.get(failed)
         if t is None:
             if not self.partial:
@@ -326,6 +340,7 @@ class Checker:
             self.reply_to[dest_thread] = tid
         else:
             self.last_sent[pid] = tid
+        self.just_sent[pid] = tid
         self.tx[tid] = t
 
     def binder_transaction_received(self, cpu, pid, tgid, f):

@@ -102,6 +102,20 @@ run run sync-wakeup --set clients.0.iterations=3 --set processes.0.nodes.0.reply
 check "replies without buffer space: three BR_FAILED_REPLY and no call" "$TMP/failed-reply.trace" \
   --expect-failed 3 --expect-calls 0
 
+# A callback into the caller's process that finds no buffer space (tests/trace/callback.json):
+# its binder_transaction still names the waiting caller thread, as binder.c fills in to_thread
+# from the transaction stack before the tracepoint.
+run run "$HERE/callback.json" --set processes.1.nodes.0.handler.1.payload_bytes=5000 \
+  --trace "$TMP/callback.trace"
+check "callbacks without buffer space: 50 BR_FAILED_REPLY" "$TMP/callback.trace" --expect-failed 50
+ui=$(grep -m1 -o "comm=ui pid=[0-9]*" "$TMP/callback.trace" | cut -d= -f3)
+if grep -B1 BR_FAILED_REPLY "$TMP/callback.trace" | grep -q "dest_thread=$ui reply=0"; then
+  pass "a failed callback names the waiting caller as its destination thread"
+else
+  fail "a failed callback names the waiting caller as its destination thread" \
+    "$(grep -m1 -B1 BR_FAILED_REPLY "$TMP/callback.trace")"
+fi
+
 # Nested two-way calls and oneway transactions (tests/trace/nested.json).
 run run "$HERE/nested.json" --trace "$TMP/nested.trace"
 check "nested and oneway transactions: a valid trace of 1000 two-way calls" "$TMP/nested.trace" \
@@ -194,6 +208,16 @@ awk '/sched_switch: prev_comm=client / && !done { sub(/prev_pid=[0-9]+/, "prev_p
 rejects "a sched_switch whose prev is not the running task" "$TMP/m2"
 awk '/binder_transaction: .* reply=1 / && !done { done = 1; next } { print }' "$T" >"$TMP/m3"
 rejects "a reply missing from a call chain" "$TMP/m3"
+# Every BR_TRANSACTION_COMPLETE moved one line later, so that the caller's deferred one follows
+# its BR_FAILED_REPLY; and a failed send's transaction received after all.
+awk '/BR_TRANSACTION_COMPLETE/ { held = $0; next }
+     /BR_FAILED_REPLY/ && !done { done = 1; print; next } { if (held != "") print held; held = ""; print }' \
+  "$TMP/failed-reply.trace" >"$TMP/m7"
+rejects "a failed reply without the caller's BR_TRANSACTION_COMPLETE first" "$TMP/m7"
+awk '{ print } /BR_FAILED_REPLY/ && !done { done = 1; line = $0
+       sub(/binder_return: .*/, "binder_transaction_received: transaction=1", line); print line }' \
+  "$TMP/failed-send.trace" >"$TMP/m8"
+rejects "a failed send received after all" "$TMP/m8"
 # The first sched_waking moved to the end, after later events.
 awk '/sched_waking/ && !done { held = $0; done = 1; next } { print } END { print held }' "$T" \
   >"$TMP/m4"

@@ -364,6 +364,12 @@ class Driver final : public sched::TaskOwner,
   void free_txn(int id);
   void begin_kernel(int tid, Phase phase, std::int64_t work_ref_ns);
   void do_transaction(int tid);
+  // The call a two-way call from `t` nests in: the top of its stack, unless that is a oneway
+  // (part of no call chain) or the stack is empty (-1).
+  int call_parent(const Thread& t) const;
+  // The thread of `proc` that sent a call of the chain ending at `parent`, which gets a nested
+  // call directly (-1: none).
+  int chain_thread_of(int parent, int proc) const;
   void do_reply(int tid);
   void deliver(int txn_id, bool sync_wakeup, int waker_tid);
   void wakeup_proc(int proc, int waker_tid);

@@ -76,12 +76,15 @@ class Tracer {
   // --- binder driver (each from a running thread's context) ---
   virtual void binder_command(const sched::Scheduler& sched, int tid, BinderCommand command) = 0;
   virtual void binder_return(const sched::Scheduler& sched, int tid, BinderReturn ret) = 0;
-  // Transaction (or reply) `txn` (the driver's pool index, live until it is received) was sent
-  // by txn.from_tid to `dest_tid` (the selected or addressed thread; -1: no thread yet, the
-  // work waits on proc->todo or node->async_todo).
+  // Transaction (or reply) `txn` (the driver's pool index, live until it is received, or until
+  // binder_return(kFailedReply) for a send that found no buffer space) was sent by
+  // txn.from_tid to `dest_tid` (the selected or addressed thread; -1: no thread yet, the work
+  // waits on proc->todo or node->async_todo, or the send failed before selection).
   virtual void binder_transaction(const sched::Scheduler& sched, int txn,
                                   const binder::Transaction& transaction, int dest_tid) = 0;
-  // `tid` took transaction (or reply) `txn` off its todo list, on its way back to userspace.
+  // `tid` took transaction (or reply) `txn` off its todo list, on its way back to userspace. A
+  // reply with `transaction.failed` set found no buffer space: the caller gets BR_FAILED_REPLY
+  // instead (binder_send_failed_reply()).
   virtual void binder_transaction_received(const sched::Scheduler& sched, int tid, int txn,
                                            const binder::Transaction& transaction) = 0;
   // The selector `selector` answered `request` with `selection`, in the context of the thread
