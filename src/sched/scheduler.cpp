@@ -1301,6 +1301,10 @@ void Scheduler::active_migrate(int src_cpu, int dst_cpu) {
   update_frequency(context_.topology.cluster_of(dst_cpu));
 }
 
+void Scheduler::account_running_tasks() {
+  for (int cpu = 0; cpu < num_cpus(); ++cpu) account_progress(cpu);
+}
+
 void Scheduler::on_event(const engine::Event& event) {
   const int cpu = static_cast<int>(event.id);
   if (event.kind == kFrequencyChange) {

@@ -143,6 +143,8 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
                       "the topology's binder path costs values above 0");
   }
   if (options.tracer != nullptr) options.tracer->end(scheduler);
+  // Tasks still running count up to the end, in the counters as in the busy times.
+  scheduler.account_running_tasks();
 
   result.simulated_ns = context.engine.now();
   result.clients_finished = runner.finished();

@@ -241,6 +241,35 @@ TEST(SimulationLimitsTest, AReplyWithoutBufferSpaceFailsTheCall) {
   EXPECT_EQ(result.allocator.failed_no_space, 10u);
 }
 
+TEST(SimulationLimitsTest, CountersCoverTasksStillRunningAtTheEnd) {
+  // A background task pinned to CPU 7 computes for 1 s, longer than the run: its time up to
+  // the end was in the busy share but not in the cycles (simpleperf stat -a counts it).
+  auto scenario = testing::scaled_scenario("sync-wakeup", 10);  // performance governor
+  workload::ClientSpec hog;
+  hog.name = "hog";
+  hog.process = -1;
+  hog.affinity.cpus = {7};
+  workload::Step spin;
+  spin.op = workload::Step::Op::kCompute;
+  spin.amount.a = 1'000'000'000;
+  hog.iteration = {spin};
+  scenario.background.push_back(hog);
+  const stats::RunResult result = testing::run_scenario(scenario, "fifo");
+  ASSERT_EQ(result.completed, 10u);
+  const auto topology = testing::topology_of(scenario);
+  double busy_cycles = 0;  // busy time x the (fixed) frequency of each CPU
+  for (int cpu = 0; cpu < topology.num_cpus(); ++cpu) {
+    const auto& cluster =
+        result.scheduler.clusters[static_cast<std::size_t>(topology.cluster_of(cpu))];
+    busy_cycles +=
+        static_cast<double>(result.scheduler.cpu_busy_ns[static_cast<std::size_t>(cpu)]) *
+        static_cast<double>(cluster.mean_freq_khz) / 1e6;
+  }
+  EXPECT_GT(result.scheduler.cpu_busy_ns[7], result.simulated_ns * 99 / 100);
+  // Within rounding: cycles are counted per segment, in whole numbers.
+  EXPECT_NEAR(static_cast<double>(result.counters.cpu_cycles), busy_cycles, busy_cycles * 1e-4);
+}
+
 TEST(SimulationLimitsTest, LoopWhoseIterationsTakeNoTimeStopsWithOneError) {
   // A background task that only computes 0 ns never lets the clock advance: the run hung at
   // one instant. After 1000 zero-time iterations in a row it stops with one line.

@@ -196,6 +196,9 @@ class Scheduler final : public engine::EventHandler {
   void set_attributes(int tid, Policy policy, int nice, int rt_priority);
 
   void on_event(const engine::Event& event) override;
+  // Charges every running task for its time up to now, as a scheduler event would: the cost
+  // model's counters then cover the whole run, as busy_ns() does. Called once a run ends.
+  void account_running_tasks();
 
   // Read-only view for placement, selectors and statistics.
   SimTime now() const { return context_.engine.now(); }
