@@ -368,13 +368,13 @@ void FtraceWriter::sched_wakeup(const sched::Scheduler& sched, int tid,
 }
 
 void FtraceWriter::sched_migrate(const sched::Scheduler& sched, int tid, int dest_cpu) {
-  const bool on = visible(sched.now());
+  const bool write = visible(sched.now());
   const int running_cpu = info(tid).running_cpu;
   // A task moved while it runs (an active misfit migration): the kernel's stopper preempts it
   // and moves it from its CPU. The stopper is not modelled, so the task leaves for the idle
   // task first (an idle slice of no length until the CPU picks its next task).
-  if (running_cpu >= 0) switch_to_idle(sched, running_cpu, on);
-  if (!on) return;
+  if (running_cpu >= 0) switch_to_idle(sched, running_cpu, write);
+  if (!write) return;
   const TaskInfo& t = info(tid);
   const sched::Task& task = sched.task(tid);
   // In a wakeup, the waker migrates the task; in an active migration, its CPU; otherwise the
@@ -386,14 +386,21 @@ void FtraceWriter::sched_migrate(const sched::Scheduler& sched, int tid, int des
   maybe_flush();
 }
 
-void FtraceWriter::switch_to_idle(const sched::Scheduler& sched, int cpu, bool on) {
+void FtraceWriter::write_switch_from_task(const sched::Scheduler& sched, int cpu) {
+  const CpuInfo& c = cpus_[static_cast<std::size_t>(cpu)];
+  // A task that did not block or exit was preempted: R+ (TASK_REPORT_MAX).
+  const int prio = c.leaving ? c.leave_prio : sched.task(c.tid).prio();
+  prefix(cpu, sched.now(), "sched_switch");
+  put(buffer_, "prev_comm=", c.comm, " prev_pid=", c.pid, " prev_prio=", prio,
+      " prev_state=", c.leaving ? std::string_view(&c.leave_state, 1) : "R+");
+}
+
+void FtraceWriter::switch_to_idle(const sched::Scheduler& sched, int cpu, bool write) {
   CpuInfo& c = cpus_[static_cast<std::size_t>(cpu)];
-  if (on) {
-    const int prio = c.leaving ? c.leave_prio : sched.task(c.tid).prio();
-    prefix(cpu, sched.now(), "sched_switch");
-    put(buffer_, "prev_comm=", c.comm, " prev_pid=", c.pid, " prev_prio=", prio,
-        " prev_state=", c.leaving ? std::string_view(&c.leave_state, 1) : "R+",
-        " ==> next_comm=swapper/", cpu, " next_pid=0 next_prio=", kIdlePrio, '\n');
+  BSIM_CHECK(c.tid >= 0 && info(c.tid).running_cpu == cpu);
+  if (write) {
+    write_switch_from_task(sched, cpu);
+    put(buffer_, " ==> next_comm=swapper/", cpu, " next_pid=0 next_prio=", kIdlePrio, '\n');
   }
   info(c.tid).running_cpu = -1;
   c.tid = -1;
@@ -419,11 +426,7 @@ void FtraceWriter::sched_switch(const sched::Scheduler& sched, int cpu, int next
       prefix(cpu, sched.now(), "sched_switch");
       put(buffer_, "prev_comm=swapper/", cpu, " prev_pid=0 prev_prio=", kIdlePrio, " prev_state=R");
     } else {
-      // A task that did not block or exit was preempted: R+ (TASK_REPORT_MAX).
-      const int prio = c.leaving ? c.leave_prio : sched.task(c.tid).prio();
-      prefix(cpu, sched.now(), "sched_switch");
-      put(buffer_, "prev_comm=", c.comm, " prev_pid=", c.pid, " prev_prio=", prio,
-          " prev_state=", c.leaving ? std::string_view(&c.leave_state, 1) : "R+");
+      write_switch_from_task(sched, cpu);
     }
     put(buffer_, " ==> next_comm=", next.comm, " next_pid=", next.pid,
         " next_prio=", sched.task(next_tid).prio(), '\n');

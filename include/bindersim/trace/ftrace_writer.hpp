@@ -120,8 +120,10 @@ class FtraceWriter final : public Tracer {
   int context_cpu(int tid, int fallback) const;
   void write_wake(const char* event, const sched::Scheduler& sched, int tid, int target_cpu);
   void write_cpu_idle(int cpu, SimTime now, std::uint32_t state);
-  // The running task of `cpu` leaves it for the idle task (a sched_switch when `on`).
-  void switch_to_idle(const sched::Scheduler& sched, int cpu, bool on);
+  // The running task of `cpu` leaves it for the idle task (a sched_switch line when `write`).
+  void switch_to_idle(const sched::Scheduler& sched, int cpu, bool write);
+  // Starts a sched_switch line on `cpu` with its running task as prev, up to prev_state.
+  void write_switch_from_task(const sched::Scheduler& sched, int cpu);
   void write_mark_slice(int cpu, SimTime now, std::string_view name);
   void maybe_flush();
 
