@@ -615,7 +615,7 @@ void Driver::do_reply(int tid) {
   r.failed = failed;
   r.from_tid = tid;
   r.to_tid = client;
-  r.payload_bytes = payload;
+  r.payload_bytes = failed ? 0 : payload;  // nothing is copied for a failed reply
   r.payload_cpu = sched_.task(tid).cpu;
   r.from_parent = call_id;  // the call this reply answers
   r.buffer = th(tid).new_buffer;

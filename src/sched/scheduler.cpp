@@ -1266,6 +1266,7 @@ bool Scheduler::pull_misfit_task(int cpu) {
   // The stopper moves the task within microseconds, before this CPU settles into a deeper
   // idle state than WFI: it pays the IPI and WFI's exit.
   q(cpu).idle_state = 0;
+  if (auto* tracer = context_.tracer) tracer->cpu_idle(*this, cpu);
   check_preempt(cpu, tid, src);
   return true;
 }
