@@ -62,8 +62,7 @@ std::string seeds_list(const std::vector<std::uint64_t>& seeds) {
   return out;
 }
 
-}  // namespace
-
+// Sums of one run's figures into the pooled run's.
 void add_counters(stats::Counters& sum, const stats::Counters& run) {
   sum.cpu_cycles += run.cpu_cycles;
   sum.cache_refs += run.cache_refs;
@@ -97,6 +96,8 @@ void add_allocator(stats::AllocatorStats& sum, const stats::AllocatorStats& allo
   add_lock(sum.alloc_lock, alloc.alloc_lock);
   add_lock(sum.page_lock, alloc.page_lock);
 }
+
+}  // namespace
 
 void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
   pooled.completed += run.completed;
