@@ -873,28 +873,49 @@ void Scheduler::go_idle(int cpu) {
 
 // --- fair time slices ------------------------------------------------------------------------
 
+// sched_slice(): the period is shared by weight among the run queue's fair tasks, the running
+// one included (the kernel's cfs_rq->nr_running and load count it), and `task` when it is not
+// on the queue yet (a new task's START_DEBIT).
 SimTime Scheduler::sched_slice(int cpu, const Task& task) const {
   const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
-  const auto nr = static_cast<SimTime>(r.fair.size() + 1);
-  const SimTime period = std::max(tunables_.sched_latency_ns, nr * tunables_.min_granularity_ns);
-  std::int64_t total_weight = task.weight;
+  SimTime nr = static_cast<SimTime>(r.fair.size());
+  std::int64_t total_weight = 0;
   for (int tid : r.fair) total_weight += this->task(tid).weight;
+  if (r.curr >= 0 && !this->task(r.curr).is_rt()) {
+    ++nr;
+    total_weight += this->task(r.curr).weight;
+  }
+  if (r.curr != task.tid && std::find(r.fair.begin(), r.fair.end(), task.tid) == r.fair.end()) {
+    ++nr;
+    total_weight += task.weight;
+  }
+  const SimTime period = std::max(tunables_.sched_latency_ns, nr * tunables_.min_granularity_ns);
   return period * task.weight / total_weight;
 }
 
 void Scheduler::ensure_slice_check(int cpu) {
   RunQueue& r = q(cpu);
-  if (r.slice_check_pending || r.curr < 0 || t(r.curr).is_rt() || r.fair.empty()) return;
-  r.slice_check_pending = true;
-  // The tick checks the slice: the first tick boundary at or after the slice's end.
+  if (r.curr < 0 || t(r.curr).is_rt() || r.fair.empty()) return;
+  // The tick checks the slice: the first tick boundary at or after the slice's end. The slice
+  // shrinks as tasks join the queue (check_preempt_tick() recomputes it at every tick), so a
+  // pending check moves earlier when the slice now ends sooner.
   const SimTime due = std::max(now(), t(r.curr).slice_start + sched_slice(cpu, t(r.curr)));
   const SimTime tick = (due + tunables_.tick_ns - 1) / tunables_.tick_ns * tunables_.tick_ns;
-  context_.engine.schedule(tick, target_, kSliceCheck, static_cast<std::uint32_t>(cpu),
-                           static_cast<std::uint64_t>(r.curr));
+  if (r.slice_check_pending && tick >= r.slice_check_at) return;
+  arm_slice_check(cpu, tick, r.curr);
+}
+
+void Scheduler::arm_slice_check(int cpu, SimTime at, int tid) {
+  RunQueue& r = q(cpu);
+  r.slice_check_pending = true;
+  r.slice_check_at = at;
+  context_.engine.schedule(at, target_, kSliceCheck, static_cast<std::uint32_t>(cpu),
+                           static_cast<std::uint64_t>(tid));
 }
 
 void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
   RunQueue& r = q(cpu);
+  if (!r.slice_check_pending || now() != r.slice_check_at) return;  // moved earlier since
   r.slice_check_pending = false;
   if (r.curr < 0 || static_cast<std::uint64_t>(r.curr) != checked_tid || t(r.curr).is_rt() ||
       r.fair.empty()) {
@@ -911,22 +932,16 @@ void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
                                        curr.vruntime - t(leftmost).vruntime > ideal);
   if (expired && curr.preempt_count > 0) {
     r.need_resched = true;  // preempt_enable() reschedules; the tick goes on checking
-    r.slice_check_pending = true;
-    context_.engine.schedule(now() + tunables_.tick_ns, target_, kSliceCheck,
-                             static_cast<std::uint32_t>(cpu), checked_tid);
+    arm_slice_check(cpu, now() + tunables_.tick_ns, static_cast<int>(checked_tid));
   } else if (expired) {
     schedule_cpu(cpu);
     // Still the leftmost, it keeps the CPU: the tick goes on checking it.
     if (r.curr >= 0 && static_cast<std::uint64_t>(r.curr) == checked_tid && !r.fair.empty() &&
         !r.slice_check_pending) {
-      r.slice_check_pending = true;
-      context_.engine.schedule(now() + tunables_.tick_ns, target_, kSliceCheck,
-                               static_cast<std::uint32_t>(cpu), checked_tid);
+      arm_slice_check(cpu, now() + tunables_.tick_ns, static_cast<int>(checked_tid));
     }
   } else {
-    r.slice_check_pending = true;
-    context_.engine.schedule(now() + tunables_.tick_ns, target_, kSliceCheck,
-                             static_cast<std::uint32_t>(cpu), checked_tid);
+    arm_slice_check(cpu, now() + tunables_.tick_ns, static_cast<int>(checked_tid));
   }
 }
 

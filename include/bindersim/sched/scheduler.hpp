@@ -120,6 +120,7 @@ struct RunQueue {
   SimTime available_at = 0;             // exiting idle or waiting for an IPI until then
   SimTime resched_at = engine::kNever;  // pending reschedule event
   bool slice_check_pending = false;
+  SimTime slice_check_at = 0;  // when the pending slice check fires (earlier ones are stale)
   // rq->misfit_task_load != 0: the running fair task does not fit this CPU (set when a task is
   // switched in and at the tick, as update_misfit_status()).
   bool misfit = false;
@@ -383,6 +384,7 @@ class Scheduler final : public engine::EventHandler {
   int pull_fair_task(int cpu, int min_surplus, BalanceKind kind);
   void migrate_queued(int tid, int to_cpu);
   void ensure_slice_check(int cpu);
+  void arm_slice_check(int cpu, SimTime at, int tid);
   void slice_check(int cpu, std::uint64_t generation);
   SimTime sched_slice(int cpu, const Task& task) const;
   int pick_next(int cpu) const;
