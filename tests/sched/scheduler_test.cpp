@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <ostream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -257,6 +258,43 @@ TEST_F(SchedTest, TickKeepsCheckingWhileTheRunningTaskStaysLeftmost) {
   }
   EXPECT_GE(light_turns, 3);
   EXPECT_LT(light_samples, 50);  // its weight is 15 against 1024
+}
+
+TEST_F(SchedTest, ANewTasksStartDebitCountsTheRunningTask) {
+  // START_DEBIT: a new task starts one virtual slice behind the queue's minimum. Beside one
+  // running nice-0 task the slice is half the 24 ms period (sched_slice() counts the running
+  // task); it was the whole period, as if the queue were empty.
+  const int cpu = 4;
+  occupy(cpu, fair_params("running"));
+  run_until(50 * kMillisecond);
+  const int added = occupy(cpu, fair_params("new"));
+  EXPECT_EQ(sched_.task(added).vruntime - sched_.rq(cpu).min_vruntime,
+            sched_.tunables().sched_latency_ns / 2);
+}
+
+TEST_F(SchedTest, ASliceEndsSoonerWhenTasksJoinTheQueue) {
+  // Two tasks share a CPU with 12 ms slices; six more join at 2 ms, so the slice is 3 ms and
+  // the running task loses the CPU at the first tick its vruntime is no longer the least
+  // (8 ms: the newcomers start a slice behind). The check armed for the 12 ms slice used to
+  // stay, and the running task kept the CPU until 16 ms.
+  const int cpu = 4;
+  occupy(cpu, fair_params("a"));
+  occupy(cpu, fair_params("b"));
+  run_until(2 * kMillisecond);
+  const int first = sched_.rq(cpu).curr;
+  ASSERT_GE(first, 0);
+  for (int i = 0; i < 6; ++i) occupy(cpu, fair_params("joiner" + std::to_string(i)));
+  const auto samples = sample_curr(cpu, 2 * kMillisecond, 20 * kMillisecond, kMillisecond / 2);
+  run_until(20 * kMillisecond);
+  SimTime left_at = -1;
+  for (const auto& sample : *samples) {
+    if (sample.curr != first) {
+      left_at = sample.time;
+      break;
+    }
+  }
+  EXPECT_GT(left_at, 0);
+  EXPECT_LE(left_at, 8 * kMillisecond + kMillisecond / 2);
 }
 
 TEST_F(SchedTest, WakingSleeperGetsAtMostHalfALatencyOfCredit) {
