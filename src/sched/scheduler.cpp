@@ -885,7 +885,7 @@ SimTime Scheduler::sched_slice(int cpu, const Task& task) const {
     ++nr;
     total_weight += this->task(r.curr).weight;
   }
-  if (r.curr != task.tid && std::find(r.fair.begin(), r.fair.end(), task.tid) == r.fair.end()) {
+  if (r.curr != task.tid) {  // a new task, not queued yet
     ++nr;
     total_weight += task.weight;
   }
@@ -901,13 +901,12 @@ void Scheduler::ensure_slice_check(int cpu) {
   // pending check moves earlier when the slice now ends sooner.
   const SimTime due = std::max(now(), t(r.curr).slice_start + sched_slice(cpu, t(r.curr)));
   const SimTime tick = (due + tunables_.tick_ns - 1) / tunables_.tick_ns * tunables_.tick_ns;
-  if (r.slice_check_pending && tick >= r.slice_check_at) return;
+  if (tick >= r.slice_check_at) return;  // a check at or before then is pending
   arm_slice_check(cpu, tick, r.curr);
 }
 
 void Scheduler::arm_slice_check(int cpu, SimTime at, int tid) {
   RunQueue& r = q(cpu);
-  r.slice_check_pending = true;
   r.slice_check_at = at;
   context_.engine.schedule(at, target_, kSliceCheck, static_cast<std::uint32_t>(cpu),
                            static_cast<std::uint64_t>(tid));
@@ -915,8 +914,8 @@ void Scheduler::arm_slice_check(int cpu, SimTime at, int tid) {
 
 void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
   RunQueue& r = q(cpu);
-  if (!r.slice_check_pending || now() != r.slice_check_at) return;  // moved earlier since
-  r.slice_check_pending = false;
+  if (now() != r.slice_check_at) return;  // moved earlier since, or none pending
+  r.slice_check_at = engine::kNever;
   if (r.curr < 0 || static_cast<std::uint64_t>(r.curr) != checked_tid || t(r.curr).is_rt() ||
       r.fair.empty()) {
     ensure_slice_check(cpu);
@@ -937,7 +936,7 @@ void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
     schedule_cpu(cpu);
     // Still the leftmost, it keeps the CPU: the tick goes on checking it.
     if (r.curr >= 0 && static_cast<std::uint64_t>(r.curr) == checked_tid && !r.fair.empty() &&
-        !r.slice_check_pending) {
+        r.slice_check_at == engine::kNever) {
       arm_slice_check(cpu, now() + tunables_.tick_ns, static_cast<int>(checked_tid));
     }
   } else {

@@ -119,8 +119,8 @@ struct RunQueue {
   SimTime segment_start = 0;            // progress of curr's segment is accounted up to here
   SimTime available_at = 0;             // exiting idle or waiting for an IPI until then
   SimTime resched_at = engine::kNever;  // pending reschedule event
-  bool slice_check_pending = false;
-  SimTime slice_check_at = 0;  // when the pending slice check fires (earlier ones are stale)
+  // When the pending slice check fires (kNever: none pending; events for other times are stale).
+  SimTime slice_check_at = engine::kNever;
   // rq->misfit_task_load != 0: the running fair task does not fit this CPU (set when a task is
   // switched in and at the tick, as update_misfit_status()).
   bool misfit = false;
@@ -386,6 +386,7 @@ class Scheduler final : public engine::EventHandler {
   void ensure_slice_check(int cpu);
   void arm_slice_check(int cpu, SimTime at, int tid);
   void slice_check(int cpu, std::uint64_t generation);
+  // `task` is the running task of `cpu` or a new task not queued yet.
   SimTime sched_slice(int cpu, const Task& task) const;
   int pick_next(int cpu) const;
 
