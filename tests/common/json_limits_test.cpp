@@ -22,7 +22,12 @@ JsonDocument parse(std::string_view text) { return JsonDocument::parse_text(text
 
 class InputFileTest : public ::testing::Test {
  protected:
-  InputFileTest() : dir_(fs::path(::testing::TempDir()) / "json_limits") {
+  // One directory per test: ctest runs the tests of this fixture in parallel processes, and
+  // a shared one was removed under a test by another's teardown.
+  InputFileTest()
+      : dir_(fs::path(::testing::TempDir()) /
+             (std::string("json_limits_") +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
