@@ -26,4 +26,13 @@ for case in "${cases[@]}"; do
     --set "clients.*.iterations=$iterations" --out "$out" >/dev/null
   echo "regenerated $out"
 done
-git -C "$root" diff --stat -- tests/golden || true
+# docs/result-schema.md shows the schd-dbg golden as its example (tests/io/schema_test.sh checks).
+python3 - "$root/docs/result-schema.md" "$root/tests/golden/schd-dbg-fifo.json" <<'PY'
+import sys
+doc_path, golden_path = sys.argv[1], sys.argv[2]
+doc = open(doc_path).read()
+start = doc.index("```json\n", doc.index("`tests/golden/schd-dbg-fifo.json`")) + len("```json\n")
+end = doc.index("```", start)
+open(doc_path, "w").write(doc[:start] + open(golden_path).read() + doc[end:])
+PY
+git -C "$root" diff --stat -- tests/golden docs/result-schema.md || true

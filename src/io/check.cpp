@@ -191,6 +191,10 @@ void validate_scheduler(const JsonNode& node) {
        {"frequency_changes", "newidle_pulls", "balance_pulls", "misfit_migrations"}) {
     read_uint(r.required(key));
   }
+  // Results written before RT push and pull were modelled have no counts of them.
+  for (const char* key : {"rt_pulls", "rt_pushes"}) {
+    if (auto count = r.optional(key)) read_uint(*count);
+  }
   r.finish();
 }
 

@@ -136,9 +136,10 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
   }
   out << fmt::format(
       "scheduler: {} governor, mean MHz {} | frequency changes {} | migrations {}, pulls: "
-      "new-idle {}, balance {}, misfit {}\n",
+      "new-idle {}, balance {}, misfit {}, RT {} | RT pushes {}\n",
       sched.governor, freqs, grouped(sched.frequency_changes), grouped(result.counters.migrations),
-      grouped(sched.newidle_pulls), grouped(sched.balance_pulls), grouped(sched.misfit_migrations));
+      grouped(sched.newidle_pulls), grouped(sched.balance_pulls), grouped(sched.misfit_migrations),
+      grouped(sched.rt_pulls), grouped(sched.rt_pushes));
   print_allocator(result, out);
 }
 

@@ -176,6 +176,8 @@ ordered_json result_to_json(const stats::RunResult& result) {
   }
   scheduler["frequency_changes"] = sched.frequency_changes;
   scheduler["newidle_pulls"] = sched.newidle_pulls;
+  scheduler["rt_pulls"] = sched.rt_pulls;
+  scheduler["rt_pushes"] = sched.rt_pushes;
   scheduler["balance_pulls"] = sched.balance_pulls;
   scheduler["misfit_migrations"] = sched.misfit_migrations;
 

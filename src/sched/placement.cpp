@@ -46,6 +46,10 @@ bool rt_fits(const Scheduler& sched, int cpu) {
 
 }  // namespace
 
+int PlacementPolicy::lowest_rq(const Scheduler& sched, int tid, int this_cpu) const {
+  return MainlinePlacement::find_lowest_rq(sched, tid, this_cpu);
+}
+
 int MainlinePlacement::select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) {
   return sched.task(tid).is_rt() ? select_task_rq_rt(sched, tid, prev_cpu, ctx)
                                  : select_task_rq_fair(sched, tid, prev_cpu, ctx);

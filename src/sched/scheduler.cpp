@@ -608,6 +608,13 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   if (auto* tracer = context_.tracer) tracer->sched_wakeup(*this, tid, ctx);
   update_pelt(task);
   check_preempt(cpu, tid, ctx.waker_cpu);
+  // task_woken_rt(): an RT wakee that the running RT task keeps waiting (at least as important,
+  // or pinned) is pushed away at once, unless a reschedule is already on its way.
+  const RunQueue& r = q(cpu);
+  if (task.is_rt() && !task.pinned() && r.curr >= 0 && t(r.curr).is_rt() &&
+      r.resched_at == engine::kNever && (t(r.curr).pinned() || t(r.curr).prio() <= task.prio())) {
+    push_rt_tasks(cpu);
+  }
   update_frequency(context_.topology.cluster_of(cpu));
 }
 
@@ -677,6 +684,7 @@ void Scheduler::schedule_cpu(int cpu) {
       r.curr = prev;
       p.state = TaskState::kRunning;
       rearm(cpu);
+      push_rt_tasks(cpu);  // set_next_task_rt(), picked again
       return;
     }
     if (!p.is_rt()) p.enqueue_seq = next_enqueue_seq_++;
@@ -684,6 +692,7 @@ void Scheduler::schedule_cpu(int cpu) {
     count_switch_out(p);  // involuntary: prev was preempted
     switch_in(cpu, next);
     if (t(prev).watch_switches) owner_->on_switch(prev, false);
+    push_rt_tasks(cpu);  // set_next_task_rt(): a preempted RT task may run elsewhere
     return;
   }
   int next = pick_next(cpu);
@@ -706,6 +715,7 @@ void Scheduler::schedule_cpu(int cpu) {
     r.idle_since = -1;
   }
   switch_in(cpu, next);
+  push_rt_tasks(cpu);  // set_next_task_rt()
 }
 
 void Scheduler::switch_in(int cpu, int tid) {
@@ -757,11 +767,9 @@ SimTime Scheduler::average_idle(int cpu) const {
   return sum / static_cast<SimTime>(r.idle_history.size());
 }
 
-// A CPU about to go idle pulls work (pull_rt_task, then newidle_balance for fair tasks).
-// Returns the task now queued on `cpu`, or -1.
+// newidle_balance(): a CPU about to go idle pulls a waiting fair task. Returns the task now
+// queued on `cpu`, or -1. (RT work is pulled before, when an RT task leaves: switch_out().)
 int Scheduler::newidle_balance(int cpu) {
-  const int rt = pull_rt_task(cpu);
-  if (rt >= 0) return rt;
   // The kernel skips the fair balance when this CPU's idle periods are short on average
   // (avg_idle < migration cost): the pull would cost more than it saves. The placement
   // decides (may_pull); WALT still balances within a cluster then.
@@ -778,11 +786,14 @@ int Scheduler::newidle_balance(int cpu) {
   return pulled;
 }
 
-// pull_rt_task(): from CPUs that are RT-overloaded (two or more RT tasks runnable), the
-// highest-priority waiting RT task that may run here, skipping tasks that are about to preempt
-// the task running on their CPU anyway (lowest CPU first on ties). A task waiting alone for a
-// CPU that is waking up is not pulled: that CPU is not overloaded.
-int Scheduler::pull_rt_task(int cpu) {
+// pull_rt_task(): `cpu` lowered its priority. From CPUs that are RT-overloaded (two or more RT
+// tasks runnable), the most important waiting pushable RT task that may run here and is more
+// important than `below_prio`, skipping tasks that are about to preempt the task running on
+// their CPU anyway (lowest CPU first on ties). A task waiting alone for a CPU that is waking
+// up is not pulled: that CPU is not overloaded. (With RT_PUSH_IPI the kernel has the
+// overloaded CPU push the task after an IPI, to a CPU of the lowest priority level, which
+// includes this one; the model pulls it here at once.)
+int Scheduler::pull_rt_task(int cpu, int below_prio) {
   int best = -1;
   for (int other = 0; other < num_cpus(); ++other) {
     const RunQueue& src = q(other);
@@ -791,7 +802,8 @@ int Scheduler::pull_rt_task(int cpu) {
     const int curr_prio = src.curr >= 0 ? t(src.curr).prio() : kMaxRtPrio + 40;
     for (int tid : src.rt) {
       const Task& candidate = t(tid);
-      if (!candidate.rt_pushable() || !candidate.allowed_on(cpu) || candidate.prio() < curr_prio) {
+      if (!candidate.rt_pushable() || !candidate.allowed_on(cpu) || candidate.prio() < curr_prio ||
+          candidate.prio() >= below_prio) {
         continue;
       }
       if (best < 0 || candidate.prio() < t(best).prio()) best = tid;
@@ -799,9 +811,35 @@ int Scheduler::pull_rt_task(int cpu) {
   }
   if (best >= 0) {
     migrate_queued(best, cpu);
-    ++newidle_pulls_;
+    ++rt_pulls_;
   }
   return best;
+}
+
+// push_rt_tasks(): while `cpu` runs an RT task and has another RT task waiting, its most
+// important waiting pushable RT task (first queued on ties) moves to the CPU find_lowest_rq()
+// chooses, if that CPU runs nothing as important, and preempts there (an IPI). A waiting task
+// more important than the running one stays: it runs here next.
+void Scheduler::push_rt_tasks(int cpu) {
+  while (true) {
+    const RunQueue& r = q(cpu);
+    if (r.curr < 0 || !t(r.curr).is_rt() || r.rt.empty()) return;
+    int next = -1;
+    for (int tid : r.rt) {
+      const Task& c = t(tid);
+      if (!c.rt_pushable()) continue;
+      if (next < 0 || c.prio() < t(next).prio() ||
+          (c.prio() == t(next).prio() && c.enqueue_seq < t(next).enqueue_seq)) {
+        next = tid;
+      }
+    }
+    if (next < 0 || t(next).prio() < t(r.curr).prio()) return;
+    const int target = placement_.lowest_rq(*this, next, cpu);
+    if (target < 0 || target == cpu || t(next).prio() >= highest_rt_prio(target)) return;
+    migrate_queued(next, target);
+    ++rt_pushes_;
+    check_preempt(target, next, cpu);
+  }
 }
 
 // load_balance() reduced to its outcome: from the busiest CPU (most runnable tasks, at least
@@ -1023,6 +1061,9 @@ void Scheduler::switch_out(int tid, TaskState state) {
   }
   q(cpu).curr = -1;
   count_switch_out(task);
+  // balance_rt(): an RT task left the CPU and what remains is less important; waiting RT work
+  // elsewhere may run here instead.
+  if (task.is_rt() && highest_rt_prio(cpu) > task.prio()) pull_rt_task(cpu, highest_rt_prio(cpu));
   schedule_cpu(cpu);
   update_frequency(context_.topology.cluster_of(cpu));
   if (t(tid).watch_switches) owner_->on_switch(tid, false);
@@ -1057,6 +1098,7 @@ void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority
   if (running) account_progress(task.cpu);
   if (queued) dequeue(task.cpu, tid);
   const bool was_rt = task.is_rt();
+  const int old_prio = task.prio();
   // The task's share of its CPU's sums moves with its class and weight.
   update_pelt(task);
   if (task.cpu >= 0) sync_rq_signals(task.cpu);
@@ -1074,7 +1116,16 @@ void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority
   if (queued) {
     enqueue(task.cpu, tid);
     check_preempt(task.cpu, tid, task.cpu);
-  } else if (running) {
+    // switched_to_rt(): a waiting task made RT on an overloaded CPU may be pushed away.
+    if (!was_rt && task.is_rt()) push_rt_tasks(task.cpu);
+  }
+  if ((queued || running) && was_rt && task.prio() > old_prio) {
+    // prio_changed_rt() of the running task, switched_from_rt() once the CPU runs no RT task:
+    // the CPU lowered its priority and may pull waiting RT work.
+    const int cpu = task.cpu;
+    if (task.is_rt() ? running : !rt_runnable(cpu)) pull_rt_task(cpu, highest_rt_prio(cpu));
+  }
+  if (running) {
     // A lowered priority may let a queued task run now.
     const int best = pick_next(task.cpu);
     if (best >= 0 && (t(best).prio() < task.prio() ||

@@ -360,6 +360,14 @@ int WaltPlacement::select_task_rq_rt(const Scheduler& sched, int tid, int prev_c
     }
   }
 
+  // Move only to a CPU that runs no RT task at least as important.
+  const int target = find_lowest_rq(sched, tid, prev_cpu);
+  if (target != kNoCpu && task.prio() < sched.highest_rt_prio(target)) return target;
+  return prev_cpu;
+}
+
+int WaltPlacement::find_lowest_rq(const Scheduler& sched, int tid, int prev_cpu) {
+  const Task& task = sched.task(tid);
   // cpupri_find_fitness(): the CPUs of the lowest priority level below the task's (idle and
   // CFS-only CPUs share the lowest), those the task fits (capacity >= its uclamp minimum)
   // unless none does.
@@ -374,7 +382,7 @@ int WaltPlacement::select_task_rq_rt(const Scheduler& sched, int tid, int prev_c
       lowest_level = std::min(lowest_level, level_of(cpu));
     }
   }
-  if (lowest_level > kMaxRtPrio) return prev_cpu;
+  if (lowest_level > kMaxRtPrio) return kNoCpu;
   const double uclamp_min = std::min<double>(sched.tunables().rt_uclamp_min, 1024);
   std::uint64_t lowest_mask = 0;
   std::uint64_t fitting_mask = 0;
@@ -417,9 +425,7 @@ int WaltPlacement::select_task_rq_rt(const Scheduler& sched, int tid, int prev_c
     if (i < end_index && (best_cpu == kNoCpu || !sched.available_idle_cpu(best_cpu))) continue;
     if (best_cpu != kNoCpu) break;
   }
-  // Move only to a CPU that runs no RT task at least as important.
-  if (best_cpu != kNoCpu && task.prio() < sched.highest_rt_prio(best_cpu)) return best_cpu;
-  return prev_cpu;
+  return best_cpu;
 }
 
 int WaltPlacement::select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) {

@@ -36,6 +36,8 @@ stats::SchedulerStats scheduler_stats(const sched::Scheduler& scheduler) {
     out.cpu_busy_ns.push_back(scheduler.busy_ns(cpu));
   out.frequency_changes = scheduler.frequency_changes();
   out.newidle_pulls = scheduler.newidle_pulls();
+  out.rt_pulls = scheduler.rt_pulls();
+  out.rt_pushes = scheduler.rt_pushes();
   out.balance_pulls = scheduler.balance_pulls();
   out.misfit_migrations = scheduler.misfit_migrations();
   return out;

@@ -128,6 +128,8 @@ void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
   }
   sched.frequency_changes += run.scheduler.frequency_changes;
   sched.newidle_pulls += run.scheduler.newidle_pulls;
+  sched.rt_pulls += run.scheduler.rt_pulls;
+  sched.rt_pushes += run.scheduler.rt_pushes;
   sched.balance_pulls += run.scheduler.balance_pulls;
   sched.misfit_migrations += run.scheduler.misfit_migrations;
   pooled.events += run.events;

@@ -95,6 +95,8 @@ ordered_json scheduler_json(const stats::SchedulerStats& scheduler) {
   j["cpu_busy_ns"] = scheduler.cpu_busy_ns;
   j["frequency_changes"] = scheduler.frequency_changes;
   j["newidle_pulls"] = scheduler.newidle_pulls;
+  j["rt_pulls"] = scheduler.rt_pulls;
+  j["rt_pushes"] = scheduler.rt_pushes;
   j["balance_pulls"] = scheduler.balance_pulls;
   j["misfit_migrations"] = scheduler.misfit_migrations;
   return j;
@@ -115,6 +117,9 @@ stats::SchedulerStats read_scheduler(const JsonNode& node) {
   }
   scheduler.frequency_changes = read_count(reader.required("frequency_changes"));
   scheduler.newidle_pulls = read_count(reader.required("newidle_pulls"));
+  // Records written before RT push and pull were modelled have none.
+  if (auto pulls = reader.optional("rt_pulls")) scheduler.rt_pulls = read_count(*pulls);
+  if (auto pushes = reader.optional("rt_pushes")) scheduler.rt_pushes = read_count(*pushes);
   scheduler.balance_pulls = read_count(reader.required("balance_pulls"));
   // Records written before misfit migration was modelled have none.
   if (auto misfit = reader.optional("misfit_migrations")) {

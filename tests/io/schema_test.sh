@@ -143,4 +143,18 @@ for doc in "$TMP"/broken/*.json; do
   fi
 done
 
+# The example of docs/result-schema.md is the schd-dbg golden (tools/regen-golden.sh copies it).
+if "$PYTHON" - "$ROOT/docs/result-schema.md" "$ROOT/tests/golden/schd-dbg-fifo.json" <<'PY'
+import sys
+doc = open(sys.argv[1]).read()
+start = doc.index("```json\n", doc.index("`tests/golden/schd-dbg-fifo.json`")) + len("```json\n")
+sys.exit(0 if doc[start:doc.index("```", start)] == open(sys.argv[2]).read() else 1)
+PY
+then
+  pass "docs/result-schema.md shows tests/golden/schd-dbg-fifo.json as its example"
+else
+  fail "docs/result-schema.md shows tests/golden/schd-dbg-fifo.json as its example" \
+    "run tools/regen-golden.sh"
+fi
+
 summary

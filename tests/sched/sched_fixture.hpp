@@ -100,6 +100,9 @@ class RecordingPlacement final : public PlacementPolicy {
   bool pulls_after_short_idle() const override { return inner_->pulls_after_short_idle(); }
   bool migrates_misfit() const override { return inner_->migrates_misfit(); }
   bool honors_rt_sync() const override { return inner_->honors_rt_sync(); }
+  int lowest_rq(const Scheduler& sched, int tid, int this_cpu) const override {
+    return inner_->lowest_rq(sched, tid, this_cpu);
+  }
 
   struct Call {
     int tid = -1;

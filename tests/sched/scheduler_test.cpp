@@ -805,20 +805,6 @@ TEST_F(NewIdleTest, CacheHotTaskIsNotPulled) {
   EXPECT_LT(sched_.rq(0).curr, 0);  // CPU 0 went idle
 }
 
-TEST_F(NewIdleTest, IdleCpuPullsAWaitingRtTaskFromAnOverloadedCpu) {
-  // pull_rt_task(): CPU 1 runs an RT task and has a lower-priority RT task waiting (it is
-  // RT-overloaded); CPU 0 going idle pulls the waiting one.
-  const int high = occupy(1, rt_params("high", 90));
-  const int low = queue_behind(*this, sched_, 1, rt_params("low", 50), kMillisecond);
-  occupy(0, fair_params("brief"), 300 * kMicrosecond);
-  run_until(200 * kMicrosecond);
-  ASSERT_EQ(sched_.rq(1).curr, high);
-  ASSERT_EQ(sched_.task(low).state, TaskState::kRunnable);
-  run_until(5 * kMillisecond);
-  EXPECT_EQ(sched_.task(low).cpu, 0);
-  EXPECT_EQ(sched_.newidle_pulls(), 1U);
-}
-
 TEST_F(NewIdleTest, TaskWaitingForItsWakingCpuIsNotPulled) {
   // A CPU with one RT task waiting for the CPU to leave idle is not RT-overloaded, and a CPU
   // with a single runnable task is not busy: nothing is pulled from it.
@@ -874,6 +860,123 @@ TEST_F(SchedTest, StallsThatKeepGrowingAreCappedInsteadOfOverflowingTheClock) {
   EXPECT_LE(done_at, now() + (SimTime{1} << 61));
   run_for(kMillisecond);
   EXPECT_EQ(sched_.task(tid).state, TaskState::kRunning);
+}
+
+// --- RT push and pull ---------------------------------------------------------------------
+
+class RtBalanceTest : public SchedTest {
+ protected:
+  // CPU 1 runs `high` (FIFO 90) with `low` (FIFO 50) waiting behind it; `low` may run on CPUs
+  // 0 and 1 only. Returns `low`.
+  int overload_cpu1() {
+    high_ = occupy(1, rt_params("high", 90));
+    const int low = queue_behind(*this, sched_, 1, rt_params("low", 50), kMillisecond);
+    sched_.task_for_update(low).params.affinity = only(0) | only(1);
+    return low;
+  }
+  int high_ = -1;
+};
+
+TEST_F(RtBalanceTest, CpuWhoseRtTaskBlocksPullsAWaitingRtTaskAheadOfItsFairWork) {
+  // balance_rt() / pull_rt_task(): CPU 1 is RT-overloaded; CPU 0 runs an RT task with a fair
+  // task behind it. When the RT task blocks, CPU 0 pulls the waiting RT task, which runs there
+  // before the fair one. CPU 0 never goes idle: no new-idle balance is involved.
+  const int low = overload_cpu1();
+  occupy(0, rt_params("brief", 60), 300 * kMicrosecond);
+  const int hog = occupy(0, fair_params("hog"));
+  run_until(200 * kMicrosecond);
+  ASSERT_EQ(sched_.rq(1).curr, high_);
+  ASSERT_EQ(sched_.task(low).state, TaskState::kRunnable);
+  ASSERT_EQ(sched_.task(low).cpu, 1);  // CPU 0 runs an RT task as important: no push
+  EXPECT_EQ(sched_.rt_pushes(), 0U);
+  const auto migrations = sched_.migrations();
+  run_until(5 * kMillisecond);
+  EXPECT_EQ(sched_.task(low).cpu, 0);
+  EXPECT_EQ(sched_.task(low).state, TaskState::kSleeping);  // ran its 1 ms there
+  EXPECT_EQ(sched_.rt_pulls(), 1U);
+  EXPECT_EQ(sched_.newidle_pulls(), 0U);
+  EXPECT_EQ(sched_.migrations(), migrations + 1);
+  EXPECT_EQ(sched_.rq(0).curr, hog);
+}
+
+TEST_F(RtBalanceTest, FairTaskGoingIdleDoesNotPullRtWork) {
+  // A CPU whose fair task blocks runs newidle_balance() for fair tasks only: the kernel pulls
+  // RT work when an RT task leaves (balance_rt). `low` may run on CPU 0 only from after the
+  // push that followed its queueing; it waits on CPU 1 while CPU 0 goes idle.
+  const int high = occupy(1, rt_params("high", 90));
+  const int low = queue_behind(*this, sched_, 1, rt_params("low", 50), kMillisecond);
+  sched_.task_for_update(low).params.affinity = only(1);
+  const int brief = occupy(0, fair_params("brief"), 300 * kMicrosecond);
+  run_until(200 * kMicrosecond);
+  ASSERT_EQ(sched_.rq(1).curr, high);
+  sched_.task_for_update(low).params.affinity = only(0) | only(1);
+  run_until(5 * kMillisecond);
+  ASSERT_EQ(sched_.task(brief).state, TaskState::kSleeping);
+  EXPECT_LT(sched_.rq(0).curr, 0);
+  EXPECT_EQ(sched_.task(low).cpu, 1);
+  EXPECT_EQ(sched_.task(low).state, TaskState::kRunnable);
+  EXPECT_EQ(sched_.rt_pulls(), 0U);
+}
+
+TEST_F(RtBalanceTest, RunningTaskLeavingRtPullsAWaitingRtTask) {
+  // switched_from_rt(): CPU 0's running task turns fair (binder restoring a server's priority,
+  // say) and the CPU has no RT task left: it pulls the waiting RT task, which preempts it.
+  const int low = overload_cpu1();
+  const int server = occupy(0, rt_params("server", 60), 5 * kMillisecond);
+  run_until(200 * kMicrosecond);
+  ASSERT_EQ(sched_.rq(0).curr, server);
+  ASSERT_EQ(sched_.task(low).cpu, 1);
+  sched_.set_attributes(server, Policy::kNormal, 0, 0);
+  EXPECT_EQ(sched_.task(low).cpu, 0);
+  EXPECT_EQ(sched_.rt_pulls(), 1U);
+  run_for(50 * kMicrosecond);
+  EXPECT_EQ(sched_.rq(0).curr, low);
+  EXPECT_EQ(sched_.task(server).state, TaskState::kRunnable);
+}
+
+TEST_F(RtBalanceTest, LoweredRtPriorityPullsOnlyMoreImportantWork) {
+  // prio_changed_rt(): a running RT task whose priority falls pulls waiting RT tasks more
+  // important than its new priority, and no others.
+  const int low = overload_cpu1();
+  const int server = occupy(0, rt_params("server", 60), 5 * kMillisecond);
+  run_until(200 * kMicrosecond);
+  sched_.set_attributes(server, Policy::kFifo, 0, 55);  // still above low (50)
+  EXPECT_EQ(sched_.task(low).cpu, 1);
+  EXPECT_EQ(sched_.rt_pulls(), 0U);
+  sched_.set_attributes(server, Policy::kFifo, 0, 40);  // now below it
+  EXPECT_EQ(sched_.task(low).cpu, 0);
+  EXPECT_EQ(sched_.rt_pulls(), 1U);
+}
+
+TEST_F(RtBalanceTest, PreemptedRtTaskIsPushedToACpuOfLowerPriority) {
+  // set_next_task_rt() / push_rt_tasks(): a more important RT task pinned to CPU 1 preempts
+  // `low` there; `low` does not wait for it but is pushed at once to a CPU running no RT task
+  // (find_lowest_rq), where it preempts the fair task.
+  const int low = occupy(1, rt_params("low", 50));
+  sched_.task_for_update(low).params.affinity = only(1) | only(2);
+  const int fair = occupy(2, fair_params("fair"));
+  run_until(200 * kMicrosecond);
+  ASSERT_EQ(sched_.rq(1).curr, low);
+  const int high = occupy(1, rt_params("high", 90));
+  run_for(100 * kMicrosecond);
+  EXPECT_EQ(sched_.rq(1).curr, high);
+  EXPECT_EQ(sched_.task(low).cpu, 2);
+  EXPECT_EQ(sched_.rq(2).curr, low);
+  EXPECT_EQ(sched_.task(fair).state, TaskState::kRunnable);
+  EXPECT_EQ(sched_.rt_pushes(), 1U);
+}
+
+TEST_F(RtBalanceTest, NoPushWhenEveryOtherCpuRunsMoreImportantRtWork) {
+  // find_lowest_rq() finds no CPU below the task's priority: it waits where it is.
+  const int low = occupy(1, rt_params("low", 50));
+  sched_.task_for_update(low).params.affinity = only(1) | only(2);
+  occupy(2, rt_params("other", 70));
+  run_until(200 * kMicrosecond);
+  occupy(1, rt_params("high", 90));
+  run_for(100 * kMicrosecond);
+  EXPECT_EQ(sched_.task(low).cpu, 1);
+  EXPECT_EQ(sched_.task(low).state, TaskState::kRunnable);
+  EXPECT_EQ(sched_.rt_pushes(), 0U);
 }
 
 }  // namespace

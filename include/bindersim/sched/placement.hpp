@@ -37,6 +37,10 @@ class PlacementPolicy {
   virtual bool pulls_after_short_idle() const { return false; }
   // Whether the scheduler's mainline misfit migration applies (WALT has its own, not modelled).
   virtual bool migrates_misfit() const { return true; }
+  // find_lowest_rq(): where RT push and pull move a waiting RT task, one of the CPUs of the
+  // lowest RT priority level below the task's (`this_cpu` preferred after the task's own);
+  // -1 when there is none. By default mainline's choice.
+  virtual int lowest_rq(const Scheduler& sched, int tid, int this_cpu) const;
   // An Android kernel: enqueue_task_rt() keeps an RT wakee that the RT sync rule holds with its
   // waker off the pushable list (Task::rt_pushable()). Mainline has no such rule.
   virtual bool honors_rt_sync() const { return false; }

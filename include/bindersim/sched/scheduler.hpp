@@ -301,7 +301,11 @@ class Scheduler final : public engine::EventHandler {
   std::uint64_t context_switches() const { return context_switches_; }
   std::uint64_t process_migrations() const { return process_migrations_; }
   std::uint64_t process_context_switches() const { return process_context_switches_; }
+  // Fair tasks pulled by CPUs going idle; RT tasks pulled by CPUs lowering their priority, and
+  // pushed by CPUs with more than one RT task runnable (kernel/sched/rt.c push and pull).
   std::uint64_t newidle_pulls() const { return newidle_pulls_; }
+  std::uint64_t rt_pulls() const { return rt_pulls_; }
+  std::uint64_t rt_pushes() const { return rt_pushes_; }
   std::uint64_t balance_pulls() const { return balance_pulls_; }
   // Running tasks moved by active balance because they did not fit their CPU.
   std::uint64_t misfit_migrations() const { return misfit_migrations_; }
@@ -378,7 +382,8 @@ class Scheduler final : public engine::EventHandler {
   void go_idle(int cpu);
   SimTime average_idle(int cpu) const;
   int newidle_balance(int cpu);
-  int pull_rt_task(int cpu);
+  int pull_rt_task(int cpu, int below_prio);
+  void push_rt_tasks(int cpu);
   // Pulls one fair task from the busiest CPU that runs at least `min_surplus` more tasks than
   // `cpu` and that the placement lets `cpu` pull from (this cluster first); returns it or -1.
   int pull_fair_task(int cpu, int min_surplus, BalanceKind kind);
@@ -429,6 +434,8 @@ class Scheduler final : public engine::EventHandler {
     if (task.in_process()) ++process_context_switches_;
   }
   std::uint64_t newidle_pulls_ = 0;
+  std::uint64_t rt_pulls_ = 0;
+  std::uint64_t rt_pushes_ = 0;
   std::uint64_t balance_pulls_ = 0;
   std::uint64_t misfit_migrations_ = 0;
   std::uint64_t frequency_changes_ = 0;

@@ -64,6 +64,12 @@ class WaltPlacement : public PlacementPolicy {
   // lowest RT priority level, smallest cluster first.
   static int select_task_rq_rt(const Scheduler& sched, int tid, int prev_cpu,
                                const WakeContext& ctx);
+  // walt_rt_find_lowest_rq(): of the CPUs of the lowest RT priority level below the task's,
+  // the least loaded, smallest cluster first (walt_rt_energy_aware_wake_cpu); -1 when none.
+  static int find_lowest_rq(const Scheduler& sched, int tid, int prev_cpu);
+  int lowest_rq(const Scheduler& sched, int tid, int this_cpu) const override {
+    return find_lowest_rq(sched, tid, this_cpu);
+  }
   // Clusters in the order cpu_array[order_index] visits them.
   static std::vector<int> cluster_order(const Scheduler& sched, int order_index);
 };

@@ -89,7 +89,9 @@ struct SchedulerStats {
   std::vector<Cluster> clusters;
   std::vector<std::int64_t> cpu_busy_ns;  // per CPU: time running tasks (switches included)
   std::uint64_t frequency_changes = 0;
-  std::uint64_t newidle_pulls = 0;
+  std::uint64_t newidle_pulls = 0;      // fair tasks pulled by CPUs going idle
+  std::uint64_t rt_pulls = 0;           // RT tasks pulled by CPUs lowering their priority
+  std::uint64_t rt_pushes = 0;          // RT tasks pushed by CPUs with RT tasks waiting
   std::uint64_t balance_pulls = 0;      // periodic balance and NOHZ idle-balance kicks
   std::uint64_t misfit_migrations = 0;  // running tasks moved by active balance (misfit)
 };

@@ -37,7 +37,7 @@ stats::Histogram histogram_from_json(const JsonNode& node);
 // The record as text: an object with keys schema, run (sweep::run_to_json), result
 // (io::result_to_json, unchanged) and exact {simulated_ns, clients_finished, scheduler
 // {governor, clusters [[name, mean_freq_khz]], cpu_busy_ns, frequency_changes, newidle_pulls,
-// balance_pulls, misfit_migrations}, latency, tiers
+// rt_pulls, rt_pushes, balance_pulls, misfit_migrations}, latency, tiers
 // {<class>: {<tier>: {histogram, breakdown_sums}}}}. run (as its runs.jsonl line) and exact
 // are one line each; result is indented by two spaces. Byte-identical for equal runs and
 // results.
