@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bindersim/common/error.hpp"
 #include "bindersim/workload/overrides.hpp"
 
 namespace bindersim::cli {
@@ -28,6 +29,17 @@ bool parse_options(const std::string& command, const std::vector<std::string>& a
 // The overrides of the repeatable --set KEY=VALUE option, in the order given (none when the
 // option is absent). A malformed one is a ConfigError.
 std::vector<workload::Override> set_overrides(const boost::program_options::variables_map& vm);
+
+// Runs `check` on the value of `option`; a ConfigError it throws is thrown again with the
+// option's name in front ("--placement: unknown placement ...").
+template <typename Check>
+void check_option(const char* option, Check&& check) {
+  try {
+    check();
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string(option) + ": " + e.what());
+  }
+}
 
 // A one-line progress display for commands that can run for seconds. It draws only when `err`
 // is the process's standard error and that is a terminal; then not before a second has passed,

@@ -198,7 +198,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     std::optional<std::string> placement;
     if (vm.count("placement")) {
       placement = vm["placement"].as<std::string>();
-      sched::make_placement(*placement);
+      check_option("--placement", [&] { sched::make_placement(*placement); });
     }
     // --selectors and --placement choose for every column: a --set or --vary of the same
     // option would be overridden without a word.
@@ -217,7 +217,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     if (vm.count("selectors")) {
       selector_names.clear();
       for (auto& name : split_list(vm["selectors"].as<std::string>(), "--selectors")) {
-        registry.create(name);
+        check_option("--selectors", [&] { registry.create(name); });
         selector_names.emplace_back(std::move(name));
       }
     }

@@ -19,6 +19,7 @@
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/console.hpp"
 #include "bindersim/io/result_json.hpp"
+#include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/sim/simulation.hpp"
 #include "bindersim/topology/topology.hpp"
@@ -221,10 +222,13 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     sim::RunOptions run_options;
     if (vm.count("selector")) {
       const std::string name = vm["selector"].as<std::string>();
-      registry.create(name);  // validates the name before the run
+      check_option("--selector", [&] { registry.create(name); });  // before the run
       run_options.selector = name;
     }
-    if (vm.count("placement")) run_options.placement = vm["placement"].as<std::string>();
+    if (vm.count("placement")) {
+      run_options.placement = vm["placement"].as<std::string>();
+      check_option("--placement", [&] { sched::make_placement(*run_options.placement); });
+    }
     if (vm.count("seed")) run_options.seed = parse_seed(vm["seed"].as<std::string>());
     if (vm.count("log-level")) {
       const std::string level = vm["log-level"].as<std::string>();

@@ -206,9 +206,13 @@ expect_bad_input "client affinity outside its process's cpuset: exit 2, one line
   "$TMP/affinity-outside-cpuset.json: /clients/0/affinity: expected at least one CPU of" \
   run "$TMP/affinity-outside-cpuset.json"
 
-expect_bad_input "unknown --selector: exit 2, lists the valid selectors" \
-  "valid selectors: fifo, ctabs, ctabs-nudge" \
+expect_bad_input "unknown --selector: exit 2, names the option, lists the valid selectors" \
+  "--selector: unknown selector \"ctabz\" (did you mean \"ctabs\"?); valid selectors: fifo, ctabs, ctabs-nudge" \
   run "$SCENARIO" --selector ctabz
+
+expect_bad_input "unknown --placement: exit 2, names the option, lists the valid placements" \
+  "--placement: unknown placement \"eas\"; valid placements: mainline, gki, walt" \
+  run "$SCENARIO" --placement eas
 
 expect_bad_input "missing scenario file: exit 2, one line" \
   "$TMP/no-such.json" \

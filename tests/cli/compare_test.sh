@@ -137,6 +137,10 @@ check "that error says which option chooses" grep -q 'kernel.placement is chosen
   "$TMP/err"
 run compare "$SCENARIO" --selectors nosuch
 check "an unknown selector lists the valid ones" grep -q 'valid selectors: fifo' "$TMP/err"
+check "an unknown selector names the option" grep -q -- '--selectors: unknown selector' "$TMP/err"
+run compare "$SCENARIO" --placement nosuch
+check "an unknown placement names the option" grep -q -- '--placement: unknown placement' \
+  "$TMP/err"
 
 # --- help ------------------------------------------------------------------------------------
 run compare --help
