@@ -97,6 +97,7 @@ BINDER_SPLIT = {"binder_receive_ref_ns": 3500 / 6000, "binder_free_ref_ns": 1500
                 "wakeup_ref_ns": 1200 / 6000,
                 # The allocator's share of the send and free paths (held under its lock).
                 "binder_alloc_locked_ref_ns": 1500 / 6000,
+                "binder_free_lookup_locked_ref_ns": 150 / 6000,
                 "binder_free_locked_ref_ns": 800 / 6000}
 
 # The clusters with their own housekeeping parameters (topologies/sa8155p.json's cluster names).
@@ -535,10 +536,12 @@ def write_files(values, rates, free):
         "binderThroughputTest's cache references and misses per call. ipi_latency_ns: "
         "estimate, GICv3 IPI delivery from public arm64 measurements. thread_spawn_ns: "
         "estimate, public pthread_create timings. line_bytes: Armv8 cache geometry. "
-        "binder_alloc_locked_ref_ns and binder_free_locked_ref_ns: the allocator's share of "
-        "the send and free paths, under its lock (best-fit rbtree walk, split, inserts; merge "
-        "and pages to the LRU), estimates of the work binder_alloc.c does that follow the path "
-        "level in the same split. page_install_ref_ns and page_reclaim_ref_ns: estimates, 3 us "
+        "binder_alloc_locked_ref_ns, binder_free_lookup_locked_ref_ns and "
+        "binder_free_locked_ref_ns: the allocator's share of the send and free paths, under its "
+        "lock (best-fit rbtree walk, split, inserts; the free's lookup of the buffer by its "
+        "address, binder_alloc_prepare_to_free(), a lock hold of its own; merge and pages to "
+        "the LRU), estimates of the work binder_alloc.c does that follow the path level in the "
+        "same split. page_install_ref_ns and page_reclaim_ref_ns: estimates, 3 us "
         "per page to install (zeroed page, vm_insert_page under mmap_write_lock) and to reclaim "
         "(zap_page_range_single, TLB flush, free).")
     l3 = PARAM["l3_latency_ns"]

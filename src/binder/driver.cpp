@@ -170,10 +170,7 @@ void Driver::call(int tid, int target_proc, int node, std::int64_t payload_bytes
     tracer->binder_command(sched_, tid, trace::BinderCommand::kTransaction);
   }
   begin_path(tid, Phase::kSend);
-  // A buffer received earlier is freed with this write (libbinder batches BC_FREE_BUFFER).
-  if (t.free_pending) add_free(tid, t.proc, t.free_buffer);
-  t.free_pending = false;
-  t.free_buffer = -1;
+  add_pending_free(tid);
   // The send path allocates the buffer in the target process and ends with the wakeup of the
   // target (try_to_wake_up in the sender's context).
   add_work(tid, costs.binder_send_ref_ns - costs.binder_alloc_locked_ref_ns);
@@ -191,11 +188,13 @@ void Driver::reply(int tid, std::int64_t payload_bytes) {
   BSIM_CHECK(!answered.oneway && answered.from_tid != tid);
   answered.payload_bytes = payload_bytes;
   if (auto* tracer = context_.tracer) {
+    if (t.free_pending) tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
     tracer->binder_command(sched_, tid, trace::BinderCommand::kReply);
   }
   const auto& costs = context_.topology.costs();
   // The reply's buffer is allocated in the caller's process.
   begin_path(tid, Phase::kReply);
+  add_pending_free(tid);  // the reply of a nested call made while handling this one
   add_work(tid, costs.binder_send_ref_ns - costs.binder_alloc_locked_ref_ns);
   add_allocation(tid, th(answered.from_tid).proc, payload_bytes, false);
   add_work(tid, costs.wakeup_ref_ns);
@@ -207,6 +206,7 @@ void Driver::finish_oneway(int tid) {
   BSIM_CHECK(t.pending < 0 && !t.stack.empty() &&
              txns_[static_cast<std::size_t>(t.stack.back())].oneway);
   if (auto* tracer = context_.tracer) {
+    if (t.free_pending) tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
     tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
   }
   const int id = t.stack.back();
@@ -215,6 +215,7 @@ void Driver::finish_oneway(int tid) {
   free_buffer(tid, id);
   free_txn(id);
   begin_path(tid, Phase::kReturnToRead);
+  add_pending_free(tid);  // the reply of a nested call made while handling this one
   add_free(tid, t.proc, buffer);
   run_path(tid);
 }
@@ -247,10 +248,11 @@ void Driver::exit_thread(int tid) {
   Thread& t = th(tid);
   if (t.free_pending) {
     // IPCThreadState's destructor flushes the BC_FREE_BUFFER of the last reply received.
+    if (auto* tracer = context_.tracer) {
+      tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
+    }
     begin_path(tid, Phase::kExit);
-    add_free(tid, t.proc, t.free_buffer);
-    t.free_pending = false;
-    t.free_buffer = -1;
+    add_pending_free(tid);
     run_path(tid);
     return;
   }
@@ -289,6 +291,7 @@ void Driver::do_transaction(int tid) {
     record.failed = true;
     free_txn(id);
     t.phase = Phase::kUser;
+    maybe_spawn(tid);  // the read returned (BR_FAILED_REPLY)
     if (oneway) {
       userspace_->on_oneway_sent(tid, true);
     } else {
@@ -312,6 +315,7 @@ void Driver::do_transaction(int tid) {
     if (auto* tracer = context_.tracer) {
       tracer->binder_return(sched_, tid, trace::BinderReturn::kTransactionComplete);
     }
+    maybe_spawn(tid);
     t.phase = Phase::kUser;
     userspace_->on_oneway_sent(tid, false);
     return;
@@ -482,6 +486,7 @@ void Driver::take_work(int tid, int txn_id) {
   Transaction& x = txns_[static_cast<std::size_t>(txn_id)];
   t.pending = txn_id;
   if (auto* tracer = context_.tracer) tracer->binder_transaction_received(sched_, tid, txn_id, x);
+  maybe_spawn(tid);
   if (context_.binder_log->should_log(spdlog::level::debug)) {
     SPDLOG_LOGGER_DEBUG(context_.binder_log,
                         "[{} ns] thread {} takes {} {} from {} (caller cpu {}) on cpu {}",
@@ -491,7 +496,6 @@ void Driver::take_work(int tid, int txn_id) {
   if (!x.is_reply) {
     mark_server(tid, x);  // taken from proc->todo: no wakeup was waited for
     x.server_cpu = t.resume_cpu;
-    if (t.looper) maybe_spawn(t.proc, tid);
     if (options_.inheritance == PriorityInheritance::kAndroid) {
       apply_android_priority(tid, x);  // no-op unless it came through proc->todo
     } else {
@@ -575,6 +579,20 @@ void Driver::deliver_to_user(int tid) {
   t.free_pending = x.buffer >= 0;
   free_txn(call_id);
   free_txn(id);
+  if (t.free_pending && !t.looper && t.stack.empty()) {
+    // IPCThreadState::flushIfNeeded(): a thread that is neither a looper nor serving a
+    // transaction sends the BC_FREE_BUFFER of its reply at once, in a write of its own, when
+    // the reply Parcel is destroyed: after the call returned (the caller's time stamp is taken).
+    // Otherwise it waits in the output buffer for the thread's next write.
+    if (auto* tracer = context_.tracer) {
+      tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
+    }
+    t.flushed_call = record;
+    begin_path(tid, Phase::kFlushFree);
+    add_pending_free(tid);
+    run_path(tid);
+    return;
+  }
   userspace_->on_reply(tid, record);
 }
 
@@ -631,6 +649,9 @@ void Driver::do_reply(int tid) {
   restore_priority(tid, txns_[static_cast<std::size_t>(call_id)]);
   if (auto* tracer = context_.tracer) {
     tracer->binder_return(sched_, tid, trace::BinderReturn::kTransactionComplete);
+  }
+  maybe_spawn(tid);
+  if (auto* tracer = context_.tracer) {
     tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
   }
   begin_path(tid, Phase::kReturnToRead);
@@ -712,8 +733,11 @@ void Driver::free_buffer(int tid, int txn_id) {
   wakeup_proc(x.to_proc, tid);
 }
 
-void Driver::maybe_spawn(int proc, int spawner_tid) {
-  Process& p = procs_[static_cast<std::size_t>(proc)];
+void Driver::maybe_spawn(int spawner_tid) {
+  const Thread& spawner = th(spawner_tid);
+  if (!spawner.looper) return;  // (thread->looper & (REGISTERED | ENTERED))
+  Process& p = procs_[static_cast<std::size_t>(spawner.proc)];
+  const int proc = spawner.proc;
   if (p.requested_threads != 0 || !p.waiting.empty() || p.spawned >= p.config.max_threads) return;
   p.requested_threads = 1;
   ++p.spawned;
@@ -800,6 +824,10 @@ void Driver::finish_phase(int tid) {
     case Phase::kExit:
       exit_thread(tid);
       return;
+    case Phase::kFlushFree:
+      t.phase = Phase::kUser;
+      userspace_->on_reply(tid, t.flushed_call);
+      return;
     default:
       BSIM_CHECK_MSG(false, "work finished in a phase without work");
   }
@@ -854,17 +882,31 @@ void Driver::add_allocation(int tid, int proc, std::int64_t bytes, bool async) {
   program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
 }
 
-// BC_FREE_BUFFER: the path up to the lock, then binder_free_buf() under it.
+// BC_FREE_BUFFER: the path up to the lock; binder_alloc_prepare_to_free() looks the buffer up
+// under the allocator lock; binder_free_buf() takes the lock again to free it
+// (binder_alloc_free_buf()).
 void Driver::add_free(int tid, int proc, int buffer) {
   const auto& costs = context_.topology.costs();
-  add_work(tid, costs.binder_free_ref_ns - costs.binder_free_locked_ref_ns);
+  add_work(tid, costs.binder_free_ref_ns - costs.binder_free_lookup_locked_ref_ns -
+                    costs.binder_free_locked_ref_ns);
   if (buffer < 0) return;  // nothing was allocated (a failed allocation)
   const int lock = procs_[static_cast<std::size_t>(proc)].alloc_lock;
   auto& program = th(tid).program;
   program.push(Step{Step::Kind::kLock, proc, lock, 0, false});
+  program.push(Step{Step::Kind::kWork, -1, -1, costs.binder_free_lookup_locked_ref_ns, false});
+  program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+  program.push(Step{Step::Kind::kLock, proc, lock, 0, false});
   program.push(Step{Step::Kind::kWork, -1, -1, costs.binder_free_locked_ref_ns, false});
   program.push(Step{Step::Kind::kFree, proc, lock, buffer, false});
   program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+}
+
+void Driver::add_pending_free(int tid) {
+  Thread& t = th(tid);
+  if (!t.free_pending) return;
+  add_free(tid, t.proc, t.free_buffer);
+  t.free_pending = false;
+  t.free_buffer = -1;
 }
 
 // Runs the path's remaining steps until one needs time (work, a lock wait), then, at

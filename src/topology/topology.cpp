@@ -346,7 +346,8 @@ PlatformCosts read_costs(const JsonNode& node) {
       node, {"context_switch_ref_ns", "wakeup_ref_ns", "ipi_latency_ns", "binder_send_ref_ns",
              "binder_receive_ref_ns", "binder_free_ref_ns", "thread_spawn_ns", "line_bytes",
              "cache_refs_per_ref_us", "base_miss_ratio", "binder_alloc_locked_ref_ns",
-             "binder_free_locked_ref_ns", "page_install_ref_ns", "page_reclaim_ref_ns", "source"});
+             "binder_free_lookup_locked_ref_ns", "binder_free_locked_ref_ns", "page_install_ref_ns",
+             "page_reclaim_ref_ns", "source"});
   const auto duration = [&reader](std::string_view key) {
     return reader.required(key).as_int(0, kMaxCostNs);
   };
@@ -371,6 +372,10 @@ PlatformCosts read_costs(const JsonNode& node) {
       part_of("binder_alloc_locked_ref_ns", costs.binder_send_ref_ns, "binder_send_ref_ns");
   costs.binder_free_locked_ref_ns =
       part_of("binder_free_locked_ref_ns", costs.binder_free_ref_ns, "binder_free_ref_ns");
+  costs.binder_free_lookup_locked_ref_ns =
+      part_of("binder_free_lookup_locked_ref_ns",
+              costs.binder_free_ref_ns - costs.binder_free_locked_ref_ns,
+              "binder_free_ref_ns less binder_free_locked_ref_ns");
   costs.page_install_ref_ns = part_of("page_install_ref_ns", kMaxCostNs, "the cost limit");
   costs.page_reclaim_ref_ns = part_of("page_reclaim_ref_ns", kMaxCostNs, "the cost limit");
   const JsonNode line_node = reader.required("line_bytes");

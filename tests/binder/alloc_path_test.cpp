@@ -45,37 +45,71 @@ struct TwoCalls : ServerAndClient {
 
 TEST(AllocPathTest, EachSideAllocatesInThePeerAndFreesInItsOwnProcess) {
   // Per call the request is allocated in the server and freed by the server's looper, the
-  // reply allocated in the client and freed with the client's next call: two calls take four
-  // allocations; the first call's two buffers are freed by then (the second call's reply
-  // buffer waits for a third call). Each allocation and free takes an allocator lock.
+  // reply allocated in the client and freed by the client at once (it is no looper):
+  // two calls take four allocations and four frees. Each allocation takes an allocator lock,
+  // each free two (the buffer's lookup, then its free).
   TwoCalls run{KernelOptions{}};
   ASSERT_EQ(run.h.user.replies().size(), 2U);
   const stats::AllocatorStats stats = run.h.driver.allocator_stats();
   EXPECT_EQ(stats.allocations, 4U);
   EXPECT_EQ(run.h.driver.allocator(run.server).allocated_buffers(), 0);
-  EXPECT_EQ(run.h.driver.allocator(run.clients).allocated_buffers(), 1);
-  EXPECT_EQ(stats.alloc_lock.acquisitions, 4U + 3U);
+  EXPECT_EQ(run.h.driver.allocator(run.clients).allocated_buffers(), 0);
+  EXPECT_EQ(stats.alloc_lock.acquisitions, 4U + 4U * 2U);
   EXPECT_EQ(stats.alloc_lock.contended, 0U);
 }
 
-TEST(AllocPathTest, AnExitingThreadFreesTheLastReplyItReceived) {
-  // A thread that exits after its call flushes the BC_FREE_BUFFER of the reply (as
-  // IPCThreadState's destructor does), under its process's allocator lock: nothing stays
-  // allocated, so threads made per call (schd-dbg's) do not fill the buffer space.
+TEST(AllocPathTest, AClientFreesItsReplyBufferBeforeItGoesOnAfterTheCall) {
+  // IPCThreadState::flushIfNeeded(): a thread that is no looper sends the BC_FREE_BUFFER of
+  // its reply in a write of its own, after the call's latency ends and before its code goes
+  // on: when it exits right after, nothing stays allocated, so threads made per call
+  // (schd-dbg's) do not fill the buffer space.
   ServerAndClient pair;
   DriverHarness& h = pair.h;
   const int server = pair.server;
   const int clients = pair.clients;
   const int client = pair.client;
+  int allocated_on_return = -1;
   h.user.then(client, [&h, server](int t) { h.driver.call(t, server, 0, 64, false, 10'000); });
-  h.user.then(client, [&h](int t) { h.driver.exit_thread(t); });
+  h.user.then(client, [&](int t) {
+    allocated_on_return = h.driver.allocator(clients).allocated_buffers();
+    h.driver.exit_thread(t);
+  });
   h.run_until(100 * kMillisecond);
   ASSERT_EQ(h.user.replies().size(), 1U);
-  EXPECT_EQ(h.driver.allocator(clients).allocated_buffers(), 0);
+  EXPECT_EQ(allocated_on_return, 0);
+  EXPECT_LT(h.user.replies()[0].record.finished, h.user.replies()[0].time);  // the free's time
   EXPECT_EQ(h.driver.allocator(server).allocated_buffers(), 0);
-  // Two allocations and two frees, each under a lock.
-  EXPECT_EQ(h.driver.allocator_stats().alloc_lock.acquisitions, 4U);
+  // Two allocations and two frees; a free takes the lock twice.
+  EXPECT_EQ(h.driver.allocator_stats().alloc_lock.acquisitions, 2U + 2U * 2U);
   EXPECT_EQ(h.sched.task(client).state, sched::TaskState::kDead);
+}
+
+TEST(AllocPathTest, ALooperFreesItsNestedCallsReplyWithItsOwnReply) {
+  // A looper that called out while handling a call is serving a transaction: libbinder keeps
+  // the BC_FREE_BUFFER of the nested call's reply and sends it with the BC_REPLY that ends the
+  // outer call. Nothing stays allocated in any process.
+  DriverHarness h("fifo");
+  const int q = h.add_server("q", 0);
+  const int r = h.add_server("r", 0);
+  const int clients = h.add_client_process();
+  const int c = h.add_thread(clients, "c", kGold0);
+  int allocated_in_q_before_reply = -1;
+  h.user.set_handler(q, 0, [&](int tid, int /*txn*/) {
+    h.user.then(tid, [&](int t) {
+      allocated_in_q_before_reply = h.driver.allocator(q).allocated_buffers();
+      h.user.finish(t);
+    });
+    h.driver.call(tid, r, 0, 64, false, 20 * kMicrosecond);
+  });
+  h.call_at(c, 10 * kMicrosecond, q, 0);
+  h.run_until(10 * kMillisecond);
+  ASSERT_EQ(h.user.replies_to(c).size(), 1U);
+  // Before the reply: the outer request and the nested call's reply, both in q.
+  EXPECT_EQ(allocated_in_q_before_reply, 2);
+  EXPECT_EQ(h.driver.allocator(q).allocated_buffers(), 0);
+  EXPECT_EQ(h.driver.allocator(r).allocated_buffers(), 0);
+  EXPECT_EQ(h.driver.allocator(clients).allocated_buffers(), 0);
+  EXPECT_EQ(h.driver.allocator_stats().allocations, 4U);
 }
 
 TEST(AllocPathTest, FirstUseInstallsPagesInsideTheMutexOnlyWhenToldSo) {

@@ -240,6 +240,7 @@ class Driver final : public sched::TaskOwner,
     kShrink,        // the shrinker thread reclaims a page
     kShrinkSleep,   // the shrinker thread waits for the next scan
     kExit,          // an exiting thread flushes its last BC_FREE_BUFFER
+    kFlushFree,     // a client frees its reply buffer in a write of its own
   };
 
   // One step of a kernel path that takes locks: the path runs its steps in order, then its
@@ -266,7 +267,7 @@ class Driver final : public sched::TaskOwner,
   // for its own, has 15 steps.
   class Program {
    public:
-    static constexpr std::size_t kCapacity = 16;
+    static constexpr std::size_t kCapacity = 24;
     bool empty() const { return size_ == 0; }
     bool done() const { return next_ == size_; }
     std::size_t next() const { return next_; }
@@ -330,6 +331,7 @@ class Driver final : public sched::TaskOwner,
     std::size_t claim_step = 0;  // with a lock claim: the path's step that takes the lock
     int new_buffer = -1;         // allocated by the path (-1: none, or it failed)
     bool alloc_failed = false;   // the path's allocation failed
+    CallRecord flushed_call;     // kFlushFree: the call returned to userspace once it is done
   };
 
   struct Node {
@@ -387,13 +389,18 @@ class Driver final : public sched::TaskOwner,
   void apply_upstream_priority(int tid, Transaction& txn);
   void restore_priority(int tid, const Transaction& txn);
   void restore_default_priority(int tid);
-  void maybe_spawn(int proc, int spawner_tid);
+  // The end of binder_thread_read() for a looper returning to userspace: BR_SPAWN_LOOPER when
+  // no spawn is outstanding, no looper waits for work and fewer than max_threads were spawned.
+  void maybe_spawn(int spawner_tid);
   void free_buffer(int tid, int txn_id);
   // Kernel paths with allocator locks.
   void begin_path(int tid, Phase phase);
   void add_work(int tid, std::int64_t ref_ns);
   void add_allocation(int tid, int proc, std::int64_t bytes, bool async);
   void add_free(int tid, int proc, int buffer);
+  // The BC_FREE_BUFFER that libbinder holds in the thread's output buffer, if any, goes with
+  // the path being built.
+  void add_pending_free(int tid);
   void run_path(int tid);
   void run_work(int tid, std::int64_t work_ref_ns);
   void allocate(int tid, const Step& step);
