@@ -824,10 +824,12 @@ void Driver::finish_phase(int tid) {
     case Phase::kExit:
       exit_thread(tid);
       return;
-    case Phase::kFlushFree:
+    case Phase::kFlushFree: {
       t.phase = Phase::kUser;
-      userspace_->on_reply(tid, t.flushed_call);
+      const CallRecord record = t.flushed_call;  // userspace may create threads: `t` moves
+      userspace_->on_reply(tid, record);
       return;
+    }
     default:
       BSIM_CHECK_MSG(false, "work finished in a phase without work");
   }

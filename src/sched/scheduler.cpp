@@ -788,9 +788,9 @@ int Scheduler::newidle_balance(int cpu) {
 
 // pull_rt_task(): `cpu` lowered its priority. From CPUs that are RT-overloaded (two or more RT
 // tasks runnable), the most important waiting pushable RT task that may run here and is more
-// important than `below_prio`, skipping tasks that are about to preempt the task running on
-// their CPU anyway (lowest CPU first on ties). A task waiting alone for a CPU that is waking
-// up is not pulled: that CPU is not overloaded. (With RT_PUSH_IPI the kernel has the
+// important than `below_prio`; a CPU whose most important such task is about to preempt the
+// task running there anyway is skipped (lowest CPU first on ties). A task waiting alone for a CPU
+// that is waking up is not pulled: that CPU is not overloaded. (With RT_PUSH_IPI the kernel has the
 // overloaded CPU push the task after an IPI, to a CPU of the lowest priority level, which
 // includes this one; the model pulls it here at once.)
 int Scheduler::pull_rt_task(int cpu, int below_prio) {
@@ -799,15 +799,19 @@ int Scheduler::pull_rt_task(int cpu, int below_prio) {
     const RunQueue& src = q(other);
     const bool curr_rt = src.curr >= 0 && t(src.curr).is_rt();
     if (other == cpu || static_cast<int>(src.rt.size()) + (curr_rt ? 1 : 0) < 2) continue;
-    const int curr_prio = src.curr >= 0 ? t(src.curr).prio() : kMaxRtPrio + 40;
+    // pick_highest_pushable_task(): the most important pushable task that may run here; if
+    // it is about to preempt the task running there, nothing is pulled from that CPU.
+    int pick = -1;
     for (int tid : src.rt) {
       const Task& candidate = t(tid);
-      if (!candidate.rt_pushable() || !candidate.allowed_on(cpu) || candidate.prio() < curr_prio ||
-          candidate.prio() >= below_prio) {
-        continue;
+      if (candidate.rt_pushable() && candidate.allowed_on(cpu) &&
+          (pick < 0 || candidate.prio() < t(pick).prio())) {
+        pick = tid;
       }
-      if (best < 0 || candidate.prio() < t(best).prio()) best = tid;
     }
+    const int curr_prio = src.curr >= 0 ? t(src.curr).prio() : kMaxRtPrio + 40;
+    if (pick < 0 || t(pick).prio() < curr_prio || t(pick).prio() >= below_prio) continue;
+    if (best < 0 || t(pick).prio() < t(best).prio()) best = pick;
   }
   if (best >= 0) {
     migrate_queued(best, cpu);

@@ -428,6 +428,11 @@ int WaltPlacement::find_lowest_rq(const Scheduler& sched, int tid, int prev_cpu)
   return best_cpu;
 }
 
+int WaltPlacement::lowest_rq(const Scheduler& sched, int tid, int this_cpu) const {
+  const int cpu = find_lowest_rq(sched, tid, this_cpu);
+  return cpu != kNoCpu ? cpu : MainlinePlacement::find_lowest_rq(sched, tid, this_cpu);
+}
+
 int WaltPlacement::select_cpu(Scheduler& sched, int tid, int prev_cpu, const WakeContext& ctx) {
   if (sched.task(tid).is_rt()) return select_task_rq_rt(sched, tid, prev_cpu, ctx);
   // Without an energy model (no performance domains) WALT's search gives up and the kernel's

@@ -15,6 +15,7 @@
 
 #include "bindersim/sched/pelt.hpp"
 #include "bindersim/sched/task.hpp"
+#include "bindersim/sched/walt_placement.hpp"
 #include "sched_fixture.hpp"
 
 namespace bindersim::sched {
@@ -977,6 +978,68 @@ TEST_F(RtBalanceTest, NoPushWhenEveryOtherCpuRunsMoreImportantRtWork) {
   EXPECT_EQ(sched_.task(low).cpu, 1);
   EXPECT_EQ(sched_.task(low).state, TaskState::kRunnable);
   EXPECT_EQ(sched_.rt_pushes(), 0U);
+}
+
+TEST_F(RtBalanceTest, PullSkipsACpuWhoseBestWaitingTaskPreemptsThere) {
+  // pull_rt_task(): CPU 1 runs `mid` (FIFO 60, preemption disabled) with `top` (FIFO 70, about
+  // to preempt it) and `low` (FIFO 50) waiting. The kernel looks at CPU 1's most important
+  // pushable task only: `top` runs there next, so nothing is pulled from CPU 1, not even `low`.
+  const int mid = occupy(1, rt_params("mid", 60));
+  const int low = queue_behind(*this, sched_, 1, rt_params("low", 50), kMillisecond);
+  sched_.task_for_update(low).params.affinity = only(0) | only(1);
+  const int brief = occupy(0, rt_params("brief", 80), 300 * kMicrosecond);
+  int top = -1;
+  at(250 * kMicrosecond, [&] {
+    sched_.preempt_disable(mid);
+    top = spawn(rt_params("top", 70, only(0) | only(1)), kMillisecond, 1);
+  });
+  run_until(2 * kMillisecond);
+  ASSERT_EQ(sched_.task(brief).state, TaskState::kSleeping);  // left CPU 0 at about 1 ms
+  ASSERT_EQ(sched_.rq(1).curr, mid);
+  EXPECT_EQ(sched_.task(top).cpu, 1);
+  EXPECT_EQ(sched_.task(low).cpu, 1);
+  EXPECT_EQ(sched_.rt_pulls(), 0U);
+}
+
+TEST_F(RtBalanceTest, WaitingTaskMadeRtIsPushedToACpuOfLowerPriority) {
+  // switched_to_rt(): a fair task waiting behind an RT task becomes RT (binder priority
+  // inheritance, say); its CPU now has two RT tasks and pushes it to a CPU running fair work.
+  occupy(1, rt_params("high", 90));
+  const int waiter = queue_behind(*this, sched_, 1, fair_params("waiter"), kMillisecond);
+  sched_.task_for_update(waiter).params.affinity = only(1) | only(2);
+  const int fair = occupy(2, fair_params("fair"));
+  run_until(200 * kMicrosecond);
+  ASSERT_EQ(sched_.task(waiter).state, TaskState::kRunnable);
+  ASSERT_EQ(sched_.task(waiter).cpu, 1);
+  sched_.set_attributes(waiter, Policy::kFifo, 0, 50);
+  EXPECT_EQ(sched_.task(waiter).cpu, 2);
+  EXPECT_EQ(sched_.rt_pushes(), 1U);
+  run_for(50 * kMicrosecond);
+  EXPECT_EQ(sched_.rq(2).curr, waiter);
+  EXPECT_EQ(sched_.task(fair).state, TaskState::kRunnable);
+}
+
+class WaltRtBalanceTest : public ::testing::Test, public SchedHarness {
+ protected:
+  WaltRtBalanceTest() : SchedHarness({}, "walt") {}
+};
+
+TEST_F(WaltRtBalanceTest, PushFallsBackToMainlineWhenWaltFindsNoCpu) {
+  // walt_rt_find_lowest_rq() skips CPUs the task would overutilise; when it finds none, the
+  // kernel's find_lowest_rq() makes "a best effort itself": a preempted RT task is still
+  // pushed to the CPU running only fair work.
+  const int hog = occupy(1, fair_params("hog"));
+  const int low = occupy(0, rt_params("low", 50));
+  sched_.task_for_update(low).params.affinity = only(0) | only(1);
+  run_until(200 * kMillisecond);  // both CPUs busy for many WALT windows
+  ASSERT_EQ(sched_.rq(0).curr, low);
+  ASSERT_EQ(WaltPlacement::find_lowest_rq(sched_, low, 0), -1);
+  occupy(0, rt_params("high", 90), 10 * kMillisecond);
+  run_for(100 * kMicrosecond);
+  EXPECT_EQ(sched_.task(low).cpu, 1);
+  EXPECT_EQ(sched_.rq(1).curr, low);
+  EXPECT_EQ(sched_.task(hog).state, TaskState::kRunnable);
+  EXPECT_EQ(sched_.rt_pushes(), 1U);
 }
 
 }  // namespace

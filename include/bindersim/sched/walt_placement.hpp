@@ -67,9 +67,9 @@ class WaltPlacement : public PlacementPolicy {
   // walt_rt_find_lowest_rq(): of the CPUs of the lowest RT priority level below the task's,
   // the least loaded, smallest cluster first (walt_rt_energy_aware_wake_cpu); -1 when none.
   static int find_lowest_rq(const Scheduler& sched, int tid, int prev_cpu);
-  int lowest_rq(const Scheduler& sched, int tid, int this_cpu) const override {
-    return find_lowest_rq(sched, tid, this_cpu);
-  }
+  // RT push and pull: WALT's choice; when WALT finds none (every candidate overutilised), the
+  // kernel's find_lowest_rq() does "a best effort itself" (mainline's choice).
+  int lowest_rq(const Scheduler& sched, int tid, int this_cpu) const override;
   // Clusters in the order cpu_array[order_index] visits them.
   static std::vector<int> cluster_order(const Scheduler& sched, int order_index);
 };
