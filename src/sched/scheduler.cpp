@@ -1127,7 +1127,11 @@ void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority
     // prio_changed_rt() of the running task, switched_from_rt() once the CPU runs no RT task:
     // the CPU lowered its priority and may pull waiting RT work.
     const int cpu = task.cpu;
-    if (task.is_rt() ? running : !rt_runnable(cpu)) pull_rt_task(cpu, highest_rt_prio(cpu));
+    if (task.is_rt() ? running : !rt_runnable(cpu)) {
+      const int pulled = pull_rt_task(cpu, highest_rt_prio(cpu));
+      // pull_rt_task() reschedules this CPU (resched_curr); for a running task, below.
+      if (pulled >= 0 && !running) check_preempt(cpu, pulled, cpu);
+    }
   }
   if (running) {
     // A lowered priority may let a queued task run now.
