@@ -246,16 +246,9 @@ void Driver::wake_user(int tid, int waker_tid, std::int64_t then_work_ref_ns) {
 
 void Driver::exit_thread(int tid) {
   Thread& t = th(tid);
-  if (t.free_pending) {
-    // IPCThreadState's destructor flushes the BC_FREE_BUFFER of the last reply received.
-    if (auto* tracer = context_.tracer) {
-      tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
-    }
-    begin_path(tid, Phase::kExit);
-    add_pending_free(tid);
-    run_path(tid);
-    return;
-  }
+  // Only threads that are no loopers exit, outside any transaction: each freed its last reply
+  // right after the call (deliver_to_user), so nothing is left for IPCThreadState's destructor.
+  BSIM_CHECK_MSG(!t.free_pending, "an exiting thread holds a reply buffer");
   t.phase = Phase::kNone;
   sched_.exit(tid);
 }
@@ -820,9 +813,6 @@ void Driver::finish_phase(int tid) {
       return;
     case Phase::kShrink:
       shrink_next(tid);
-      return;
-    case Phase::kExit:
-      exit_thread(tid);
       return;
     case Phase::kFlushFree: {
       t.phase = Phase::kUser;

@@ -239,7 +239,6 @@ class Driver final : public sched::TaskOwner,
     kShrinkStart,   // the shrinker thread starts a scan
     kShrink,        // the shrinker thread reclaims a page
     kShrinkSleep,   // the shrinker thread waits for the next scan
-    kExit,          // an exiting thread flushes its last BC_FREE_BUFFER
     kFlushFree,     // a client frees its reply buffer in a write of its own
   };
 
