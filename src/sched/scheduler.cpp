@@ -410,7 +410,8 @@ void Scheduler::account_running(int cpu) {
     task.vruntime += task.weight == 1024 ? delta : delta * 1024 / task.weight;
   }
   task.exec_start = now();
-  update_pelt(task);
+  // WALT's windows need every account; PELT is brought up where the task's state changes.
+  if (walt_tracking_) task.walt = walt_now(task);
   update_min_vruntime(cpu);
 }
 
@@ -676,6 +677,7 @@ void Scheduler::schedule_cpu(int cpu) {
   if (prev >= 0) {
     account_progress(cpu);
     Task& p = t(prev);
+    update_pelt(p);      // it ran until now
     enqueue(cpu, prev);  // competes with the queued tasks; RT keeps its place (enqueue_seq)
     r.curr = -1;
     const int next = pick_next(cpu);
@@ -688,7 +690,6 @@ void Scheduler::schedule_cpu(int cpu) {
       return;
     }
     if (!p.is_rt()) p.enqueue_seq = next_enqueue_seq_++;
-    update_pelt(p);
     count_switch_out(p);  // involuntary: prev was preempted
     switch_in(cpu, next);
     if (t(prev).watch_switches) owner_->on_switch(prev, false);
@@ -1050,12 +1051,12 @@ void Scheduler::switch_out(int tid, TaskState state) {
   if (auto* tracer = context_.tracer) tracer->sched_block(*this, tid, state == TaskState::kDead);
   account_progress(cpu);
   sync_rq_signals(cpu);
+  update_pelt(task);  // it ran until now
   task.state = state;
   task.has_segment = false;
   task.switch_stall_left = 0;
   task.overhead_ns = 0;
   task.work_ref_ns = 0;
-  update_pelt(task);
   util_est_dequeue(task);
   util_est_update(task, cpu);
   if (state == TaskState::kDead) {
@@ -1357,10 +1358,10 @@ void Scheduler::active_migrate(int src_cpu, int dst_cpu) {
   }
   account_progress(src_cpu);
   sync_rq_signals(src_cpu);
+  update_pelt(task);  // it ran until now
   task.state = TaskState::kRunnable;
   src.curr = -1;
   src.misfit = false;
-  update_pelt(task);
   task.enqueue_seq = next_enqueue_seq_++;
   count_switch_out(task);
   ++misfit_migrations_;
