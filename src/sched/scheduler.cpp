@@ -342,15 +342,9 @@ void Scheduler::update_pelt(Task& task) {
   task.runnable.update(now(), runnable, 1024.0, decay_);
 }
 
-// Brings the run queue's aggregated signals to now with the state they had since their last
-// update. Called before anything that changes that state (running task, queued fair weight,
-// attached tasks, frequency).
-void Scheduler::sync_rq_signals(int cpu) {
-  // The caller is about to change this run queue.
-  util_memo_[static_cast<std::size_t>(cpu)].at = engine::kNever;
-  below_until_[static_cast<std::size_t>(cpu)] = kUnknown;
+// sync_rq_signals() for signals last updated before now.
+void Scheduler::advance_rq_signals(int cpu) {
   RunQueue& r = q(cpu);
-  if (now() <= r.signals_at) return;
   const double keep = decay_(now() - r.signals_at);
   const bool fair_running = r.curr >= 0 && !t(r.curr).is_rt();
   const bool rt_running = r.curr >= 0 && t(r.curr).is_rt();

@@ -348,7 +348,16 @@ class Scheduler final : public engine::EventHandler {
     if (r.curr >= 0 && t(r.curr).runs_ahead) owner_->settle(r.curr);
   }
   void update_pelt(Task& task);
-  void sync_rq_signals(int cpu);
+  // Brings the run queue's aggregated signals to now with the state they had since their last
+  // update. Called before anything that changes that state (running task, queued fair weight,
+  // attached tasks, frequency). Most calls find them current: they return here, inline.
+  void sync_rq_signals(int cpu) {
+    // The caller is about to change this run queue.
+    util_memo_[static_cast<std::size_t>(cpu)].at = engine::kNever;
+    below_until_[static_cast<std::size_t>(cpu)] = kUnknown;
+    if (now() > q(cpu).signals_at) advance_rq_signals(cpu);
+  }
+  void advance_rq_signals(int cpu);
   void attach_signals(Task& task, int cpu);
   void detach_signals(Task& task);
   int runnable_fair_weight(int cpu) const;
