@@ -191,6 +191,9 @@ void Driver::reply(int tid, std::int64_t payload_bytes) {
     if (t.free_pending) tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
     tracer->binder_command(sched_, tid, trace::BinderCommand::kReply);
   }
+  // Upstream restores the server's nice as the reply path starts
+  // (binder_set_nice(in_reply_to->saved_priority)); Android after waking the caller (do_reply).
+  if (options_.inheritance == PriorityInheritance::kUpstream) restore_priority(tid, answered);
   const auto& costs = context_.topology.costs();
   // The reply's buffer is allocated in the caller's process.
   begin_path(tid, Phase::kReply);
@@ -637,9 +640,12 @@ void Driver::do_reply(int tid) {
   // A reply wakes its caller with WF_SYNC; binder_send_failed_reply() uses a plain
   // wake_up_interruptible().
   if (is_waiting(th(client).phase)) wake_thread(client, /*sync=*/!failed, tid);
-  // The server restores its own priority after waking the client, then frees the request's
-  // buffer (BC_FREE_BUFFER) on its way back to the read.
-  restore_priority(tid, txns_[static_cast<std::size_t>(call_id)]);
+  // The server restores its own priority after waking the client (upstream did as the reply
+  // started: reply()), then frees the request's buffer (BC_FREE_BUFFER) on its way back to the
+  // read.
+  if (options_.inheritance == PriorityInheritance::kAndroid) {
+    restore_priority(tid, txns_[static_cast<std::size_t>(call_id)]);
+  }
   if (auto* tracer = context_.tracer) {
     tracer->binder_return(sched_, tid, trace::BinderReturn::kTransactionComplete);
   }

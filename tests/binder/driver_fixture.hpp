@@ -41,7 +41,8 @@ struct PlacementRecord {
   sched::Policy policy = sched::Policy::kNormal;  // the wakee's attributes at placement time
   int nice = 0;
   int rt_priority = 0;
-  int cpu = -1;  // the CPU chosen
+  int cpu = -1;        // the CPU chosen
+  int waker_nice = 0;  // the waker's nice at placement time (0 without a waker)
 };
 
 // Mainline placement, except that pinned tasks always go to their CPU (a test's taskset), and
@@ -61,8 +62,9 @@ class PinningPlacement final : public sched::PlacementPolicy {
                by_name != pinned_names_.end()) {
       cpu = by_name->second;
     }
+    const int waker_nice = ctx.waker_tid >= 0 ? sched.task(ctx.waker_tid).nice : 0;
     log_.push_back(PlacementRecord{sched.now(), tid, prev_cpu, ctx.sync, ctx.fork, task.policy,
-                                   task.nice, task.rt_priority, cpu});
+                                   task.nice, task.rt_priority, cpu, waker_nice});
     return cpu;
   }
 

@@ -733,6 +733,31 @@ TEST_P(DriverInheritanceTest, NodeMinimumPriorityBoundsTheInheritedNice) {
   EXPECT_EQ(h.user.received()[1].nice, -8);
 }
 
+TEST_P(DriverInheritanceTest, TheServerRestoresItsNiceBeforeOrAfterWakingTheCaller) {
+  // Kernel rule (1.6): upstream binder_transaction() restores the server's nice as the reply
+  // path starts (binder_set_nice(in_reply_to->saved_priority)), so it sends the reply and
+  // wakes its caller at its own priority; the Android common kernel restores it only after the
+  // wakeup (binder_restore_priority() after wake_up_interruptible_sync()).
+  KernelOptions options;
+  options.inheritance = GetParam();
+  DriverHarness h("fifo", options);
+  const int srv = h.add_server("srv", 0);
+  const int clients = h.add_client_process();
+  const int client = h.add_thread(clients, "client", 4, Policy::kNormal, -5);
+  const int looper = h.driver.loopers(srv).front();
+  h.call_at(client, 10 * kUs, srv, 100 * kUs);
+  h.run_until(10 * kMs);
+
+  ASSERT_EQ(h.user.received().size(), 1U);
+  EXPECT_EQ(h.user.received()[0].nice, -5);
+  const auto wakeups = h.placement.wakeups_of(client);
+  ASSERT_FALSE(wakeups.empty());
+  const PlacementRecord& by_reply = wakeups.back();
+  EXPECT_TRUE(by_reply.sync);
+  EXPECT_EQ(by_reply.waker_nice, GetParam() == PriorityInheritance::kUpstream ? 0 : -5);
+  EXPECT_EQ(h.sched.task(looper).nice, 0);
+}
+
 // --- CTABS: last_cpu and the wake_cpu nudge (the patch) -----------------------------------------
 
 TEST(DriverTest, LastCpuIsWhereTheLooperReturnedFromWaiting) {
