@@ -637,15 +637,16 @@ void Driver::do_reply(int tid) {
   ++counters_.replies;
   if (auto* tracer = context_.tracer) tracer->binder_transaction(sched_, reply_id, r, client);
   th(client).todo.push_back(reply_id);
+  // The server restores its own priority after waking the client; a failed reply restores it
+  // first (binder_transaction()'s error path, then binder_send_failed_reply()). Upstream did
+  // as the reply started (reply()).
+  const bool android = options_.inheritance == PriorityInheritance::kAndroid;
+  if (android && failed) restore_priority(tid, txns_[static_cast<std::size_t>(call_id)]);
   // A reply wakes its caller with WF_SYNC; binder_send_failed_reply() uses a plain
   // wake_up_interruptible().
   if (is_waiting(th(client).phase)) wake_thread(client, /*sync=*/!failed, tid);
-  // The server restores its own priority after waking the client (upstream did as the reply
-  // started: reply()), then frees the request's buffer (BC_FREE_BUFFER) on its way back to the
-  // read.
-  if (options_.inheritance == PriorityInheritance::kAndroid) {
-    restore_priority(tid, txns_[static_cast<std::size_t>(call_id)]);
-  }
+  if (android && !failed) restore_priority(tid, txns_[static_cast<std::size_t>(call_id)]);
+  // Then it frees the request's buffer (BC_FREE_BUFFER) on its way back to the read.
   if (auto* tracer = context_.tracer) {
     tracer->binder_return(sched_, tid, trace::BinderReturn::kTransactionComplete);
   }

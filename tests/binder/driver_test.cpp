@@ -736,26 +736,33 @@ TEST_P(DriverInheritanceTest, NodeMinimumPriorityBoundsTheInheritedNice) {
 TEST_P(DriverInheritanceTest, TheServerRestoresItsNiceBeforeOrAfterWakingTheCaller) {
   // Kernel rule (1.6): upstream binder_transaction() restores the server's nice as the reply
   // path starts (binder_set_nice(in_reply_to->saved_priority)), so it sends the reply and
-  // wakes its caller at its own priority; the Android common kernel restores it only after the
-  // wakeup (binder_restore_priority() after wake_up_interruptible_sync()).
-  KernelOptions options;
-  options.inheritance = GetParam();
-  DriverHarness h("fifo", options);
-  const int srv = h.add_server("srv", 0);
-  const int clients = h.add_client_process();
-  const int client = h.add_thread(clients, "client", 4, Policy::kNormal, -5);
-  const int looper = h.driver.loopers(srv).front();
-  h.call_at(client, 10 * kUs, srv, 100 * kUs);
-  h.run_until(10 * kMs);
+  // wakes its caller at its own priority. The Android common kernel restores it after the
+  // wakeup (binder_restore_priority() after wake_up_interruptible_sync()), but before it when
+  // the reply fails: its error path restores, then binder_send_failed_reply() wakes.
+  const bool upstream = GetParam() == PriorityInheritance::kUpstream;
+  for (const bool fits : {true, false}) {
+    KernelOptions options;
+    options.inheritance = GetParam();
+    DriverHarness h("fifo", options);
+    h.user.reply_bytes = 8192;
+    const int srv = h.add_server("srv", 0);
+    const int clients = h.add_client_process("clients", fits ? 0 : 4096);
+    const int client = h.add_thread(clients, "client", 4, Policy::kNormal, -5);
+    const int looper = h.driver.loopers(srv).front();
+    h.call_at(client, 10 * kUs, srv, 100 * kUs);
+    h.run_until(10 * kMs);
 
-  ASSERT_EQ(h.user.received().size(), 1U);
-  EXPECT_EQ(h.user.received()[0].nice, -5);
-  const auto wakeups = h.placement.wakeups_of(client);
-  ASSERT_FALSE(wakeups.empty());
-  const PlacementRecord& by_reply = wakeups.back();
-  EXPECT_TRUE(by_reply.sync);
-  EXPECT_EQ(by_reply.waker_nice, GetParam() == PriorityInheritance::kUpstream ? 0 : -5);
-  EXPECT_EQ(h.sched.task(looper).nice, 0);
+    ASSERT_EQ(h.user.received().size(), 1U);
+    EXPECT_EQ(h.user.received()[0].nice, -5);
+    ASSERT_EQ(h.user.replies_to(client).size(), 1U);
+    EXPECT_EQ(h.user.replies_to(client).front().record.failed, !fits);
+    const auto wakeups = h.placement.wakeups_of(client);
+    ASSERT_FALSE(wakeups.empty());
+    const PlacementRecord& by_reply = wakeups.back();
+    EXPECT_EQ(by_reply.sync, fits);
+    EXPECT_EQ(by_reply.waker_nice, upstream || !fits ? 0 : -5) << (fits ? "fits" : "no space");
+    EXPECT_EQ(h.sched.task(looper).nice, 0);
+  }
 }
 
 // --- CTABS: last_cpu and the wake_cpu nudge (the patch) -----------------------------------------
