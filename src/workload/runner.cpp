@@ -148,9 +148,10 @@ void WorkloadRunner::advance(int tid) {
           choices.size() == 1
               ? choices.front()
               : choices[rngs_[static_cast<std::size_t>(frame.rng)].uniform_below(choices.size())];
-      if (proc == driver_.process_of(tid) && !step.oneway) {
-        // Local call: the handler runs on this thread, as BBinder::transact does. Handlers that
-        // call their own process without end would nest frames forever.
+      if (proc == driver_.process_of(tid)) {
+        // Local call: the handler runs on this thread, as BBinder::transact does, oneway or
+        // not (the kernel rejects self transactions). Handlers that call their own process
+        // without end would nest frames forever.
         if (s.creators_depth + s.frames.size() >= binder::kMaxCallDepth) {
           endless_calls(
               step, "a chain of calls within process " +
@@ -163,6 +164,7 @@ void WorkloadRunner::advance(int tid) {
                                .nodes[static_cast<std::size_t>(step.target.node)];
         Frame local{&node.handler, 0, -1, proc, step.target.node, rng};
         local.local = true;
+        local.local_oneway = step.oneway;
         local.local_started = context_.engine.now();
         local.local_cpu = driver_.scheduler().task(tid).cpu;
         s.frames.push_back(local);
@@ -191,6 +193,11 @@ void WorkloadRunner::end_frame(int tid) {
   const Frame frame = s.frames.back();
   if (frame.local) {
     s.frames.pop_back();
+    if (frame.local_oneway) {  // a oneway call has no round trip to record
+      ++s.frames.back().pc;
+      advance(tid);
+      return;
+    }
     binder::CallRecord record;
     record.started = frame.local_started;
     record.finished = context_.engine.now();

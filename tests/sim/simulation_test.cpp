@@ -241,6 +241,29 @@ TEST(SimulationLimitsTest, AReplyWithoutBufferSpaceFailsTheCall) {
   EXPECT_EQ(result.allocator.failed_no_space, 10u);
 }
 
+TEST(SimulationLimitsTest, CallsWithinAProcessRunLocallyOnewayOrNot) {
+  // libbinder runs a call to its own process's object on the calling thread
+  // (BBinder::transact, whatever FLAG_ONEWAY says): no transaction, no buffer; the kernel
+  // rejects self transactions. Only a two-way call counts as a call (same core, all service).
+  for (const bool oneway : {false, true}) {
+    auto scenario = testing::scaled_scenario("sync-wakeup", 10);
+    workload::Step work;
+    work.op = workload::Step::Op::kCompute;
+    work.amount = workload::Quantity{workload::Quantity::Kind::kConstant, 3000, 0};
+    scenario.processes[1].nodes[0].handler = {work};
+    workload::Step call;
+    call.op = workload::Step::Op::kCall;
+    call.target.processes = {1};  // the client's own process
+    call.oneway = oneway;
+    call.pointer = "/clients/0/iteration/2";
+    scenario.clients[0].iteration.push_back(call);
+    const auto result = testing::run_scenario(scenario, "fifo");
+    // Each iteration: a call to the server (request and reply buffers) and the local call.
+    EXPECT_EQ(result.allocator.allocations, 20U) << (oneway ? "oneway" : "two-way");
+    EXPECT_EQ(result.completed, oneway ? 10U : 20U) << (oneway ? "oneway" : "two-way");
+  }
+}
+
 TEST(SimulationLimitsTest, CountersCoverTasksStillRunningAtTheEnd) {
   // A background task pinned to CPU 7 computes for 1 s, longer than the run: its time up to
   // the end was in the busy share but not in the cycles (simpleperf stat -a counts it).

@@ -41,9 +41,11 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
     int node_proc = -1;
     int node = -1;
     int rng = 0;  // index into rngs_: the client's stream, or the node's
-    // A local call: a two-way call to the caller's own process runs the node's handler on the
-    // calling thread (BBinder::transact, no driver), started at this time on this CPU.
+    // A local call: a call to the caller's own process runs the node's handler on the calling
+    // thread (BBinder::transact, no driver; a oneway one too, as BBinder::transact ignores
+    // FLAG_ONEWAY), started at this time on this CPU. Only a two-way one counts as a call.
     bool local = false;
+    bool local_oneway = false;
     engine::SimTime local_started = 0;
     int local_cpu = -1;
   };
