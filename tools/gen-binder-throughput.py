@@ -3,9 +3,9 @@
 
 The scenarios mirror binderThroughputTest (frameworks/native/libs/binder/tests): W worker
 processes, each with its own thread pool and one service; each worker's main thread makes
-synchronous no-op calls. Default mode: to a random worker (rand() % W, the worker itself
-included: that call is a local BBinder::transact). Pair mode (-p): the first half of the
-workers only serve; client n calls server n % (W/2).
+synchronous no-op calls. Default mode: to a random other worker (worker_fx() skips its own
+service when it collects the others, then draws rand() % (W - 1)). Pair mode (-p): the first
+half of the workers only serve; client n calls server n % (W/2).
 
 Usage: tools/gen-binder-throughput.py [--workers 8] [--iterations 100000] [--payload 0]
 """
@@ -46,7 +46,7 @@ def scenario(workers, iterations, payload, pair):
     for n, name in enumerate(names):
         if pair and n < workers // 2:
             continue
-        target = [servers[n % (workers // 2)]] if pair else names
+        target = [servers[n % (workers // 2)]] if pair else [w for w in names if w != name]
         clients.append({
             "name": f"{name}-client",
             "process": name,
@@ -59,7 +59,7 @@ def scenario(workers, iterations, payload, pair):
                 {"op": "call", "target": target, "payload_bytes": payload},
             ],
             "source": "worker_fx(): Parcel set-up (payload/4 int32), transact(BINDER_NOP) to "
-                      + ("server n % (W/2)" if pair else "workers[rand() % W]")
+                      + ("server n % (W/2)" if pair else "workers[rand() % (W - 1)], the other workers")
                       + "; set-up estimated at 1 us of reference work",
         })
     mode = "pair mode (-p)" if pair else "default mode"
