@@ -191,13 +191,16 @@ void Driver::reply(int tid, std::int64_t payload_bytes) {
     if (t.free_pending) tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
     tracer->binder_command(sched_, tid, trace::BinderCommand::kReply);
   }
-  // Upstream restores the server's nice as the reply path starts
-  // (binder_set_nice(in_reply_to->saved_priority)); Android after waking the caller (do_reply).
-  if (options_.inheritance == PriorityInheritance::kUpstream) restore_priority(tid, answered);
   const auto& costs = context_.topology.costs();
   // The reply's buffer is allocated in the caller's process.
   begin_path(tid, Phase::kReply);
   add_pending_free(tid);  // the reply of a nested call made while handling this one
+  // Upstream restores the server's nice as binder_transaction() starts the reply
+  // (binder_set_nice(in_reply_to->saved_priority)), after the free written before BC_REPLY;
+  // Android after waking the caller (do_reply).
+  if (options_.inheritance == PriorityInheritance::kUpstream) {
+    t.program.push(Step{Step::Kind::kRestorePriority, -1, -1, t.stack.back(), false});
+  }
   add_work(tid, costs.binder_send_ref_ns - costs.binder_alloc_locked_ref_ns);
   add_allocation(tid, th(answered.from_tid).proc, payload_bytes, false);
   add_work(tid, costs.wakeup_ref_ns);
@@ -437,6 +440,9 @@ void Driver::read(int tid) {
   Thread& t = th(tid);
   Process& p = procs_[static_cast<std::size_t>(t.proc)];
   const bool proc_work = t.outgoing < 0 && t.stack.empty() && t.looper;
+  // binder_thread_read(): a thread free for process work (wait_for_proc_work) takes the
+  // process's default priority back first, whether work is queued or not.
+  if (proc_work && t.todo.empty()) restore_default_priority(tid);
   if (!t.todo.empty() || (proc_work && !p.todo.empty())) {
     const int cpu = sched_.task(tid).cpu;
     t.last_cpu = cpu;
@@ -448,7 +454,6 @@ void Driver::read(int tid) {
     t.phase = Phase::kWaitReply;
   } else {
     BSIM_CHECK_MSG(t.looper, "a non-looper thread entered a read with nothing to wait for");
-    restore_default_priority(tid);
     p.waiting.push_back(tid);  // head insertion
     t.phase = Phase::kIdle;
   }
@@ -709,9 +714,15 @@ void Driver::restore_priority(int tid, const Transaction& x) {
   sched_.set_attributes(tid, x.saved_policy, x.saved_nice, x.saved_rt_priority);
 }
 
+// The process's default priority (the model's processes open binder at nice 0): upstream
+// binder_set_nice(proc->default_priority), nice only; Android binder_restore_priority().
 void Driver::restore_default_priority(int tid) {
-  if (options_.inheritance != PriorityInheritance::kAndroid) return;
-  sched_.set_attributes(tid, Policy::kNormal, 0, 0);
+  if (options_.inheritance == PriorityInheritance::kAndroid) {
+    sched_.set_attributes(tid, Policy::kNormal, 0, 0);
+  } else {
+    const sched::Task& task = sched_.task(tid);
+    sched_.set_attributes(tid, task.policy, 0, task.rt_priority);
+  }
 }
 
 // --- buffers and spawning ------------------------------------------------------------------
@@ -940,6 +951,9 @@ void Driver::run_path(int tid) {
       case Step::Kind::kFree:
         procs_[static_cast<std::size_t>(step.proc)].alloc.free(static_cast<int>(step.value),
                                                                ++lru_clock_);
+        break;
+      case Step::Kind::kRestorePriority:
+        restore_priority(tid, txns_[static_cast<std::size_t>(step.value)]);
         break;
       case Step::Kind::kReclaim:
         procs_[static_cast<std::size_t>(step.proc)].alloc.reclaim_page(

@@ -765,6 +765,58 @@ TEST_P(DriverInheritanceTest, TheServerRestoresItsNiceBeforeOrAfterWakingTheCall
   }
 }
 
+TEST_P(DriverInheritanceTest, ANestedCallsReplyIsFreedBeforeTheServerRestoresItsPriority) {
+  // libbinder writes the BC_FREE_BUFFER of a nested call's reply ahead of BC_REPLY, and
+  // binder_thread_write() runs them in order: the free (and its allocator lock holds) runs at
+  // the inherited priority, then the reply restores it (upstream as the reply starts, Android
+  // after waking the caller).
+  KernelOptions options;
+  options.inheritance = GetParam();
+  DriverHarness h("fifo", options);
+  const int p = h.add_server("p", 0);
+  const int q = h.add_server("q", 0);
+  const int c = h.add_thread(p, "c", 4, Policy::kNormal, -5);
+  int a = -1;
+  int nice_after_reply_written = 99;
+  h.user.set_handler(q, 0, [&](int tid, int /*txn*/) {
+    a = tid;
+    h.user.then(tid, [&](int t) {  // the nested call returned: reply
+      h.user.finish(t);
+      nice_after_reply_written = h.sched.task(t).nice;
+    });
+    h.driver.call(tid, p, 0, 0, false, 50 * kUs);  // back into P: to C itself
+  });
+  h.call_at(c, 10 * kUs, q, 0);
+  h.run_until(10 * kMs);
+
+  ASSERT_EQ(h.user.replies_to(c).size(), 1U);
+  EXPECT_EQ(h.driver.counters().nested, 1U);
+  EXPECT_EQ(nice_after_reply_written, -5) << "the nested reply's free runs first";
+  const auto wakeups = h.placement.wakeups_of(c);
+  ASSERT_FALSE(wakeups.empty());
+  EXPECT_EQ(wakeups.back().waker_nice, GetParam() == PriorityInheritance::kUpstream ? 0 : -5);
+  EXPECT_EQ(h.sched.task(a).nice, 0);
+}
+
+TEST_P(DriverInheritanceTest, ALooperFreeForProcessWorkTakesTheDefaultPriorityBack) {
+  // binder_thread_read(): a thread free for process work (wait_for_proc_work) takes the
+  // process's default priority back, upstream (binder_set_nice(proc->default_priority)) as on
+  // Android. A oneway to a node with a floor leaves its looper at the floor until then.
+  KernelOptions options;
+  options.inheritance = GetParam();
+  DriverHarness h("fifo", options);
+  const int srv = h.add_server("srv", 0, {NodeConfig{"floor", true, -2}});
+  const int x = h.add_thread(h.add_client_process(), "x", 4);
+  const int looper = h.driver.loopers(srv).front();
+  h.user.start_at(x, 10 * kUs);
+  h.oneway_next(x, srv, 100 * kUs);
+  h.run_until(10 * kMs);
+
+  ASSERT_EQ(h.user.received().size(), 1U);
+  EXPECT_EQ(h.user.received()[0].nice, -2);
+  EXPECT_EQ(h.sched.task(looper).nice, 0);
+}
+
 // --- CTABS: last_cpu and the wake_cpu nudge (the patch) -----------------------------------------
 
 TEST(DriverTest, LastCpuIsWhereTheLooperReturnedFromWaiting) {

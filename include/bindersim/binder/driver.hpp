@@ -246,13 +246,14 @@ class Driver final : public sched::TaskOwner,
   // phase's action (on_work_done's switch).
   struct Step {
     enum class Kind : std::uint8_t {
-      kWork,      // `value` ns of reference work
-      kLock,      // take `lock` (may wait)
-      kUnlock,    // release `lock` (waking a waiter costs the releaser a wakeup)
-      kAllocate,  // allocate `value` bytes (async if `async`) in `proc`'s allocator
-      kInstall,   // installing the allocated buffer's pages is done
-      kFree,      // free buffer `value` of `proc`
-      kReclaim,   // the shrinker unmaps page `value` of `proc`
+      kWork,             // `value` ns of reference work
+      kLock,             // take `lock` (may wait)
+      kUnlock,           // release `lock` (waking a waiter costs the releaser a wakeup)
+      kAllocate,         // allocate `value` bytes (async if `async`) in `proc`'s allocator
+      kInstall,          // installing the allocated buffer's pages is done
+      kFree,             // free buffer `value` of `proc`
+      kReclaim,          // the shrinker unmaps page `value` of `proc`
+      kRestorePriority,  // the thread takes back the priority saved by transaction `value`
     };
     Kind kind = Kind::kWork;
     int proc = -1;
