@@ -98,6 +98,9 @@ def main():
     parser.add_argument("--iterations", type=int, default=100000)
     parser.add_argument("--payload", type=int, default=0)
     args = parser.parse_args()
+    if args.workers < 2:
+        parser.error("--workers: at least 2 (each worker calls the others; pair mode needs a "
+                     "server and a client)")
     for pair in (False, True):
         doc = scenario(args.workers, args.iterations, args.payload, pair)
         path = ROOT / "scenarios" / (doc["name"] + ".json")

@@ -404,7 +404,8 @@ void Scheduler::account_running(int cpu) {
     task.vruntime += task.weight == 1024 ? delta : delta * 1024 / task.weight;
   }
   task.exec_start = now();
-  // WALT's windows need every account; PELT is brought up where the task's state changes.
+  // PELT is brought up where the task's state changes (update_pelt()); WALT's demand is kept
+  // current at every account, as it always was.
   if (walt_tracking_) task.walt = walt_now(task);
   update_min_vruntime(cpu);
 }
