@@ -22,13 +22,6 @@ std::uint16_t Engine::add_handler(EventHandler& handler) {
   return handler_count_++;
 }
 
-void Engine::schedule(SimTime time, std::uint16_t target, std::uint16_t kind, std::uint32_t id,
-                      std::uint64_t arg) {
-  BSIM_CHECK(time >= now_);
-  BSIM_CHECK(target < handler_count_);
-  queue_.push(time, target, kind, id, arg);
-}
-
 void Engine::set_progress(ProgressHook* hook, std::uint64_t every_events) {
   BSIM_CHECK(hook == nullptr || every_events > 0);
   progress_ = hook;
