@@ -388,7 +388,9 @@ void Driver::deliver(int txn_id, bool sync_wakeup, int waker_tid) {
   }
   th(target).todo.push_back(txn_id);
   if (!x.is_reply) mark_server(target, x);
-  if (options_.inheritance == PriorityInheritance::kAndroid) apply_android_priority(target, x);
+  if (options_.inheritance == PriorityInheritance::kAndroid) {
+    apply_android_priority(waker_tid, target, x);
+  }
   // A thread that is not asleep finds the work at its next read.
   if (is_waiting(th(target).phase)) wake_thread(target, sync_wakeup, waker_tid);
 }
@@ -498,7 +500,7 @@ void Driver::take_work(int tid, int txn_id) {
     mark_server(tid, x);  // taken from proc->todo: no wakeup was waited for
     x.server_cpu = t.resume_cpu;
     if (options_.inheritance == PriorityInheritance::kAndroid) {
-      apply_android_priority(tid, x);  // no-op unless it came through proc->todo
+      apply_android_priority(tid, tid, x);  // no-op unless it came through proc->todo
     } else {
       apply_upstream_priority(tid, x);
     }
@@ -666,7 +668,7 @@ void Driver::do_reply(int tid) {
 
 // --- priorities ----------------------------------------------------------------------------
 
-void Driver::apply_android_priority(int tid, Transaction& x) {
+void Driver::apply_android_priority(int actor_tid, int tid, Transaction& x) {
   if (x.priority_set) return;
   x.priority_set = true;
   const sched::Task& task = sched_.task(tid);
@@ -689,7 +691,17 @@ void Driver::apply_android_priority(int tid, Transaction& x) {
     rt = 0;
   }
   if (policy == Policy::kNormal && nice > node.min_nice) nice = node.min_nice;
-  sched_.set_attributes(tid, policy, nice, rt);
+  set_priority(actor_tid, tid, policy, nice, rt);
+}
+
+void Driver::set_priority(int actor_tid, int tid, Policy policy, int nice, int rt_priority) {
+  const int old_prio = sched_.task(tid).prio();
+  sched_.set_attributes(tid, policy, nice, rt_priority);
+  const int new_prio = sched_.task(tid).prio();
+  if (new_prio == old_prio || options_.inheritance != PriorityInheritance::kAndroid) return;
+  if (auto* tracer = context_.tracer) {
+    tracer->binder_set_priority(sched_, actor_tid, tid, old_prio, new_prio);
+  }
 }
 
 void Driver::apply_upstream_priority(int tid, Transaction& x) {
@@ -703,25 +715,25 @@ void Driver::apply_upstream_priority(int tid, Transaction& x) {
                            .nodes[static_cast<std::size_t>(x.node)]
                            .config.min_nice;
   if (!x.oneway && x.caller_nice < min_nice) {
-    sched_.set_attributes(tid, task.policy, x.caller_nice, task.rt_priority);
+    set_priority(tid, tid, task.policy, x.caller_nice, task.rt_priority);
   } else if (!x.oneway || task.nice > min_nice) {
-    sched_.set_attributes(tid, task.policy, min_nice, task.rt_priority);
+    set_priority(tid, tid, task.policy, min_nice, task.rt_priority);
   }
 }
 
 void Driver::restore_priority(int tid, const Transaction& x) {
   if (!x.priority_set) return;
-  sched_.set_attributes(tid, x.saved_policy, x.saved_nice, x.saved_rt_priority);
+  set_priority(tid, tid, x.saved_policy, x.saved_nice, x.saved_rt_priority);
 }
 
 // The process's default priority (the model's processes open binder at nice 0): upstream
 // binder_set_nice(proc->default_priority), nice only; Android binder_restore_priority().
 void Driver::restore_default_priority(int tid) {
   if (options_.inheritance == PriorityInheritance::kAndroid) {
-    sched_.set_attributes(tid, Policy::kNormal, 0, 0);
+    set_priority(tid, tid, Policy::kNormal, 0, 0);
   } else {
     const sched::Task& task = sched_.task(tid);
-    sched_.set_attributes(tid, task.policy, 0, task.rt_priority);
+    set_priority(tid, tid, task.policy, 0, task.rt_priority);
   }
 }
 

@@ -497,6 +497,19 @@ void FtraceWriter::binder_return(const sched::Scheduler& sched, int tid, BinderR
   maybe_flush();
 }
 
+// binder_trace.h (Android common kernel): the model sets the priority it asks for, so the new
+// and the desired prio are the same.
+void FtraceWriter::binder_set_priority(const sched::Scheduler& sched, int actor_tid, int tid,
+                                       int old_prio, int new_prio) {
+  if (!visible(sched.now())) return;
+  const int fallback = std::max(sched.task(actor_tid >= 0 ? actor_tid : tid).cpu, 0);
+  prefix(context_cpu(actor_tid, fallback), sched.now(), "binder_set_priority");
+  const TaskInfo& t = info(tid);
+  put(buffer_, "proc=", t.tgid, " thread=", t.pid, " old=", old_prio, " => new=", new_prio,
+      " desired=", new_prio, '\n');
+  maybe_flush();
+}
+
 void FtraceWriter::binder_transaction(const sched::Scheduler& sched, int txn,
                                       const binder::Transaction& transaction, int dest_tid) {
   // The debug id is taken whether or not the line is written, so ids do not depend on the

@@ -63,6 +63,8 @@ FIELDS = {
     "binder_transaction_received": re.compile(r"^transaction=(\d+)$"),
     "binder_command": re.compile(r"^cmd=0x([0-9a-f]+) (\w+)$"),
     "binder_return": re.compile(r"^cmd=0x([0-9a-f]+) (\w+)$"),
+    "binder_set_priority":
+        re.compile(r"^proc=(\d+) thread=(\d+) old=(\d+) => new=(\d+) desired=(\d+)$"),
     # kernel/trace/trace_output.c print events, written through trace_marker
     "tracing_mark_write": re.compile(r"^(?:B\|(\d+)\|(.+)|E\|(\d+))$"),
 }
@@ -280,6 +282,16 @@ class Checker:
             self.failed_transaction(pid)
         self.last_return[pid] = name
         self.just_sent.pop(pid, None)
+
+    def binder_set_priority(self, cpu, pid, tgid, f):
+        proc, thread, old, new, desired = (int(g) for g in f.groups())
+        if thread not in self.comm:
+            if not self.partial:  # a window may start after the thread's last appearance
+                self.fail(f"binder_set_priority of pid {thread}, which the trace has not shown")
+        elif self.tgid.get(thread, proc) != proc:
+            self.fail(f"binder_set_priority: pid {thread} is in tgid {self.tgid[thread]}, not {proc}")
+        if not (0 <= old < 140 and 0 <= new < 140) or old == new or desired != new:
+            self.fail(f"binder_set_priority: old={old} new={new} desired={desired}")
 
     def failed_transaction(self, pid):
         # The reply to pid's call found no buffer space (binder_send_failed_reply()), or else

@@ -224,6 +224,20 @@ TEST_F(SchedTraceTest, ANudgeIsAZeroLengthSliceOnTheWakersThread) {
   EXPECT_EQ(find_line(all, {"waker-1000", "tracing_mark_write: E|1000"}, begin), begin + 1);
 }
 
+TEST_F(SchedTraceTest, APriorityChangeNamesTheThreadInTheActorsContext) {
+  // binder_set_priority (binder_trace.h): written by the thread whose binder call changes the
+  // priority, naming the changed thread by its tgid and pid.
+  const int waker = occupy(4, sched::fixture::fair_params("waker"));
+  const int wakee = sleeper(5);
+  run_for(kMillisecond);
+  writer_.binder_set_priority(sched_, waker, wakee, 120, 1);
+  const auto all = lines();
+  EXPECT_GE(find_line(all, {"waker-1000    (   1000) [004]",
+                            "binder_set_priority: proc=1001 thread=1001 old=120 => new=1 "
+                            "desired=1"}),
+            0);
+}
+
 // --- whole traced runs ---------------------------------------------------------------------
 
 // Runs `scenario` under `selector`, traced into `trace` (when given) with `window`, reporting
@@ -252,6 +266,27 @@ class RecordingProgress final : public sim::ProgressSink {
   void on_progress(const sim::Progress& progress) override { reports.push_back(progress); }
   std::vector<sim::Progress> reports;
 };
+
+TEST(TracedRun, AndroidInheritanceShowsEachPriorityChange) {
+  // schd-dbg's SCHED_FIFO caller lends its priority to the server before each wakeup, and the
+  // server takes its own back after the reply: two changes per SCHED_FIFO call.
+  auto scenario = testing::scaled_scenario("schd-dbg", 50);
+  std::string trace;
+  run_json(scenario, "fifo", &trace);
+  const auto all = lines_of(trace);
+  int raised = 0;
+  int restored = 0;
+  for (const auto& line : all) {
+    if (line.find("binder_set_priority: ") == std::string::npos) continue;
+    if (line.find("old=120 => new=0 desired=0") != std::string::npos) ++raised;
+    if (line.find("old=0 => new=120 desired=120") != std::string::npos) ++restored;
+  }
+  EXPECT_EQ(raised, 50);
+  EXPECT_EQ(restored, 50);
+  scenario.kernel.inheritance = binder::PriorityInheritance::kUpstream;
+  run_json(scenario, "fifo", &trace);
+  EXPECT_EQ(trace.find("binder_set_priority"), std::string::npos) << "no such event upstream";
+}
 
 TEST(TracedRun, TracingAndProgressDoNotChangeTheRun) {
   // The result (fingerprint included) is byte-identical with and without a tracer and a

@@ -385,7 +385,10 @@ class Driver final : public sched::TaskOwner,
   CallRecord call_record(const Transaction& call) const;
   void take_work(int tid, int txn_id);
   void mark_server(int tid, Transaction& x);
-  void apply_android_priority(int tid, Transaction& txn);
+  // Sets `tid`'s scheduling attributes for binder, in the context of `actor_tid`'s binder call
+  // (traced in Android mode as binder_set_priority when the prio changes).
+  void set_priority(int actor_tid, int tid, sched::Policy policy, int nice, int rt_priority);
+  void apply_android_priority(int actor_tid, int tid, Transaction& txn);
   void apply_upstream_priority(int tid, Transaction& txn);
   void restore_priority(int tid, const Transaction& txn);
   void restore_default_priority(int tid);

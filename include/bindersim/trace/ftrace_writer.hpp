@@ -80,6 +80,8 @@ class FtraceWriter final : public Tracer {
                      const selectors::Selection& selection) override;
   void binder_nudge(const sched::Scheduler& sched, int waker_tid, int tid, int from_cpu,
                     int to_cpu) override;
+  void binder_set_priority(const sched::Scheduler& sched, int actor_tid, int tid, int old_prio,
+                           int new_prio) override;
 
  private:
   // A traced task: its pid, tgid and comm, and the CPU the trace shows it running on.

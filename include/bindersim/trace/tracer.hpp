@@ -96,6 +96,11 @@ class Tracer {
   // the running `waker_tid`, just before a sync wakeup.
   virtual void binder_nudge(const sched::Scheduler& sched, int waker_tid, int tid, int from_cpu,
                             int to_cpu) = 0;
+  // Android binder changed `tid`'s priority from kernel prio `old_prio` to `new_prio`
+  // (binder_do_set_priority(): inheritance, or a restore), in the context of the running
+  // `actor_tid` (the sender for inheritance before a wakeup, else `tid` itself).
+  virtual void binder_set_priority(const sched::Scheduler& sched, int actor_tid, int tid,
+                                   int old_prio, int new_prio) = 0;
 };
 
 }  // namespace bindersim::trace
