@@ -193,19 +193,16 @@ void WorkloadRunner::end_frame(int tid) {
   const Frame frame = s.frames.back();
   if (frame.local) {
     s.frames.pop_back();
-    if (frame.local_oneway) {  // a oneway call has no round trip to record
-      ++s.frames.back().pc;
-      advance(tid);
-      return;
+    if (!frame.local_oneway) {  // a oneway call has no round trip to record
+      binder::CallRecord record;
+      record.started = frame.local_started;
+      record.finished = context_.engine.now();
+      record.caller_cpu = frame.local_cpu;
+      record.server_cpu = frame.local_cpu;
+      record.caller_policy = driver_.scheduler().task(tid).policy;
+      record.breakdown.service_ns = record.finished - record.started;
+      record_call(record);
     }
-    binder::CallRecord record;
-    record.started = frame.local_started;
-    record.finished = context_.engine.now();
-    record.caller_cpu = frame.local_cpu;
-    record.server_cpu = frame.local_cpu;
-    record.caller_policy = driver_.scheduler().task(tid).policy;
-    record.breakdown.service_ns = record.finished - record.started;
-    record_call(record);
     ++s.frames.back().pc;
     advance(tid);
     return;
