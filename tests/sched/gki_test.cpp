@@ -394,6 +394,34 @@ TEST_F(GkiRtSyncTest, PinnedQueuedRtTaskIsNotTheNextPriority) {
   EXPECT_EQ(gki_.select_cpu(sched_, wakee_, 5, sync()), 2);
 }
 
+TEST_F(GkiRtSyncTest, WakeeKeptByTheRuleWaitsBehindItsWaker) {
+  // enqueue_task_rt() asks the rule again with the wakee queued (2 RT tasks): it still holds,
+  // so the wakee is not pushable and waits on the waker's CPU; task_woken_rt() pushes nothing.
+  wake(wakee_, sync());
+  run_for(100 * kMicrosecond);
+  EXPECT_EQ(sched_.task(wakee_).cpu, 2);
+  EXPECT_EQ(sched_.task(wakee_).state, TaskState::kRunnable);
+  EXPECT_EQ(sched_.rq(2).curr, waker_);
+  EXPECT_EQ(sched_.rt_pushes(), 0U);
+}
+
+TEST_F(GkiRtSyncTest, WakeeThatMakesAThirdRtTaskIsPushedOnArrival) {
+  // With the waker and a pinned queued RT task the rule sends the wakee to the waker's CPU
+  // (rt_nr_running 2). Queued, the wakee is the third RT task: enqueue_task_rt() finds the rule
+  // broken and makes it pushable, and task_woken_rt() pushes it at once, as the waker (more
+  // important) keeps it waiting: to a CPU running no RT task.
+  spawn(rt_params("pinned", 60, only(2)), 10 * kMillisecond, 2);
+  ASSERT_TRUE(GP::honor_rt_sync(sched_, wakee_, sync()));
+  wake(wakee_, sync());
+  const int target = sched_.task(wakee_).cpu;
+  EXPECT_NE(target, 2);
+  EXPECT_EQ(sched_.rq(2).rt.size(), 1U);  // the pinned task only
+  EXPECT_EQ(sched_.rt_pushes(), 1U);
+  run_for(100 * kMicrosecond);  // it ran its 10 us there; behind the waker it would still wait
+  EXPECT_EQ(sched_.task(wakee_).state, TaskState::kSleeping);
+  EXPECT_EQ(sched_.task(wakee_).cpu, target);
+}
+
 TEST_F(GkiRtSyncTest, NeedsASyncWakeupAndAnAllowedCpu) {
   // Without WF_SYNC, or with the waker's CPU outside the wakee's affinity, the rule does not
   // apply.
