@@ -399,8 +399,8 @@ std::vector<std::pair<std::string, double>> cluster_frequencies(const ReportPoli
   for (const std::optional<SchedulerFields>& scheduler : policy.schedulers) {
     if (!scheduler) continue;
     for (const auto& [name, khz] : scheduler->cluster_mean_freq_khz) {
-      auto it =
-          std::find_if(sums.begin(), sums.end(), [&](const auto& s) { return s.first == name; });
+      auto it = std::find_if(sums.begin(), sums.end(),
+                             [&key = name](const auto& s) { return s.first == key; });
       if (it == sums.end()) {
         sums.emplace_back(name, 0.0);
         counts.push_back(0);

@@ -289,7 +289,8 @@ class EventQueue {
     template <typename U>
     LineAligned(const LineAligned<U>&) {}
     T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
-    void deallocate(T* p, std::size_t n) { ::operator delete(p, n * sizeof(T), kAlign); }
+    // The unsized form: compilers declare the sized one only with sized deallocation enabled.
+    void deallocate(T* p, std::size_t /*n*/) { ::operator delete(p, kAlign); }
     bool operator==(const LineAligned&) const = default;
   };
   std::vector<Uint128, LineAligned<Uint128>> keys_ =
