@@ -108,6 +108,22 @@ int MainlinePlacement::select_idle_capacity(const Scheduler& sched, int tid, int
   return best_cpu;
 }
 
+int MainlinePlacement::least_loaded_cpu(const Scheduler& sched, int tid, int from) {
+  const Task& task = sched.task(tid);
+  const int n = sched.num_cpus();
+  int best_cpu = from;
+  int best_running = std::numeric_limits<int>::max();
+  for (int i = 0, cpu = from; i < n; ++i, cpu = cpu + 1 == n ? 0 : cpu + 1) {
+    if (!task.allowed_on(cpu)) continue;
+    const int running = sched.nr_running(cpu);
+    if (running < best_running) {
+      best_running = running;
+      best_cpu = cpu;
+    }
+  }
+  return best_cpu;
+}
+
 int MainlinePlacement::select_idle_sibling(Scheduler& sched, int tid, int prev_cpu, int target) {
   const auto& topology = sched.topology();
   Task& task = sched.task_for_update(tid);
@@ -143,9 +159,11 @@ int MainlinePlacement::select_task_rq_fair(Scheduler& sched, int tid, int prev_c
   const Task& task = sched.task(tid);
   if (ctx.fork || ctx.waker_cpu < 0) {
     // New tasks and timer wakeups: the idlest fitting CPU from prev (find_idlest_cpu's
-    // preference for an idle CPU), else prev.
+    // preference for an idle CPU). Without one, a new task goes to the least loaded CPU
+    // (find_idlest_cpu), a timer wakeup stays on prev (select_idle_sibling).
     const int cpu = select_idle_capacity(sched, tid, prev_cpu);
-    return cpu >= 0 ? cpu : prev_cpu;
+    if (cpu >= 0) return cpu;
+    return ctx.fork ? least_loaded_cpu(sched, tid, prev_cpu) : prev_cpu;
   }
   if (!wakee_recorded) record_wakee(sched, ctx.waker_tid, tid);
   const int this_cpu = ctx.waker_cpu;

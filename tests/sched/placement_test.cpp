@@ -251,6 +251,25 @@ TEST_F(PlacementTest, ForkAndTimerWakeupsTakeFirstIdleFittingCpuFromPrev) {
   EXPECT_EQ(MP::select_task_rq_fair(sched_, tid, 5, WakeContext{}), 5);
 }
 
+TEST_F(PlacementTest, NewTaskWithNoIdleCpuGoesToTheCpuRunningFewestTasks) {
+  // find_idlest_cpu() without an idle CPU: a new task goes to the least loaded CPU, the first
+  // one running the fewest tasks scanning from prev (CPUs 5 and 6 run two). A timer wakeup in
+  // the same state stays on prev.
+  const int tid = sleeper(5);
+  busy({0, 1, 2, 3, 4, 5, 6, 7});
+  occupy(5, fair_params("second"));
+  occupy(6, fair_params("second"));
+  run_for(10 * kMicrosecond);
+  ASSERT_EQ(sched_.nr_running(5), 2);
+  WakeContext fork;
+  fork.fork = true;
+  EXPECT_EQ(MP::select_task_rq_fair(sched_, tid, 5, fork), 7);
+  EXPECT_EQ(MP::select_task_rq_fair(sched_, tid, 5, WakeContext{}), 5);
+  occupy(7, fair_params("second"));
+  run_for(10 * kMicrosecond);
+  EXPECT_EQ(MP::select_task_rq_fair(sched_, tid, 5, fork), 0);  // wrapping
+}
+
 TEST_F(PlacementTest, SyncWakeupFromLoneWakerGoesToIdlePrevOrStaysAffine) {
   // A sync wakeup from a CPU running only the waker targets that CPU; select_idle_sibling
   // still prefers an idle prev over the busy target. With prev busy, the wakee goes to the

@@ -65,6 +65,11 @@ class MainlinePlacement : public PlacementPolicy {
   // First idle CPU that fits the task scanning from `target` (wrapping), else the idle CPU
   // with the most capacity, else -1.
   static int select_idle_capacity(const Scheduler& sched, int tid, int target);
+  // find_idlest_cpu() when no CPU is idle: the allowed CPU running the fewest tasks, the first
+  // such scanning from `from` (wrapping). The kernel picks the least loaded CPU; a new task
+  // counts its full weight from its fork (init_entity_runnable_average()), so among CPUs of
+  // new tasks, as at start-up, that is the one running the fewest.
+  static int least_loaded_cpu(const Scheduler& sched, int tid, int from);
   static int find_lowest_rq(const Scheduler& sched, int tid, int this_cpu);
   // util_fits_cpu(): utilisation with a 20% margin fits the CPU's capacity.
   static bool fits_capacity(double util, double capacity) {
