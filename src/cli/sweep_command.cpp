@@ -374,9 +374,15 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   if (summary.missing.empty()) return 0;
   err << fmt::format("bindersim sweep merge: {} of {} run(s) have no result in {}:\n",
                      summary.missing.size(), summary.listed.value_or(0), dir.string());
-  for (const sweep::RunSpec& r : summary.missing) {
+  const std::size_t named = std::min(summary.missing.size(), kMissingLines);
+  for (std::size_t i = 0; i < named; ++i) {
+    const sweep::RunSpec& r = summary.missing[i];
     err << fmt::format("  missing run {} {}: {} seed {}{}\n", r.index, r.run_id, r.selector, r.seed,
                        axes_text(r.axes));
+  }
+  if (named < summary.missing.size()) {
+    err << fmt::format("  and {} more{}\n", summary.missing.size() - named,
+                       vm.count("out") ? " (the summary lists them all)" : "");
   }
   return 1;
 }

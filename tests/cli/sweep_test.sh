@@ -171,6 +171,19 @@ sys.exit(not (d["runs"]["merged"] == 7 and [m["run_id"] for m in d["runs"]["miss
   "$TMP/summary-partial.json" "${run5[0]}"
 run sweep merge "$TMP/partial"
 check "without --runs, merge of the same directory exits 0" test "$rc" -eq 0
+# 24 runs (6 seeds), none done: stderr names the first 20 and counts the others.
+python3 -S -c 'import json, sys; d = json.load(open(sys.argv[1])); d["seeds"] = 6
+json.dump(d, open(sys.argv[2], "w"))' "$SWEEP" "$TMP/wide.json"
+run sweep expand "$TMP/wide.json" --out "$TMP/wide.jsonl"
+mkdir -p "$TMP/none"
+run sweep merge "$TMP/none" --runs "$TMP/wide.jsonl" --out "$TMP/summary-none.json"
+check "merge with no result exits 1" test "$rc" -eq 1
+check "stderr counts 24 missing runs" grep -q '24 of 24 run(s) have no result' "$TMP/err"
+check "stderr names 20 of them" test "$(grep -c '^  missing run ' "$TMP/err")" -eq 20
+check "stderr counts the 4 others" grep -q '^  and 4 more (the summary lists them all)$' "$TMP/err"
+check "the summary lists all 24" python3 -S -c '
+import json, sys
+sys.exit(len(json.load(open(sys.argv[1]))["runs"]["missing"]) != 24)' "$TMP/summary-none.json"
 
 # --- bad input: exit 2, one line, no output --------------------------------------------------
 expect_error() {
