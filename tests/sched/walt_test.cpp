@@ -23,7 +23,6 @@ using fixture::only;
 using fixture::rt_params;
 
 constexpr SimTime kWindow = 16 * kMillisecond;
-constexpr std::uint64_t kSilverCpus = 0x0f;
 constexpr std::uint64_t kGoldCpus = 0x70;
 
 WakeContext from_timer() { return WakeContext{}; }
