@@ -1,6 +1,7 @@
 #include "bindersim/sched/placement.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "bindersim/common/error.hpp"
@@ -279,6 +280,37 @@ double util_next(const Scheduler& sched, int cpu, const Wakee& wakee, int dst_cp
   return std::max(util, static_cast<double>(util_est));
 }
 
+// One CPU's part in its cluster's energy estimate (compute_energy()).
+struct EnergyTerms {
+  double energy_util;     // effective_cpu_util(ENERGY_UTIL): capped at the cluster's capacity
+  double frequency_util;  // effective_cpu_util(FREQUENCY_UTIL) with uclamp, as schedutil sees it
+};
+
+// The terms of `cpu` with the fair utilisation `util_fair_next` (cpu_util_next()) and its RT
+// utilisation, in a cluster of capacity `scale_cpu`.
+EnergyTerms energy_terms(const Scheduler& sched, int cpu, double util_fair_next, double scale_cpu) {
+  const double util = util_fair_next + sched.cpu_util_rt(cpu);
+  return {std::min(util, scale_cpu), sched.frequency_util(cpu, util)};
+}
+
+// em_cpu_energy() of a cluster whose CPUs, in the cluster's order (the utilisations are summed
+// in that order), have the terms `each`, except the one at `dst_index` (if any), which has
+// `dst`.
+double cluster_energy(const topology::FrequencyDomain& domain, const EnergyTerms* each,
+                      std::size_t count, double scale_cpu, std::size_t dst_index,
+                      const EnergyTerms& dst) {
+  double max_util = 0;
+  double sum_util = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const EnergyTerms& terms = i == dst_index ? dst : each[i];
+    sum_util += terms.energy_util;
+    max_util = std::max(max_util, terms.frequency_util);
+  }
+  return GkiPlacement::em_cpu_energy(domain, max_util, sum_util, scale_cpu);
+}
+
+constexpr std::size_t kNoIndex = std::numeric_limits<std::size_t>::max();
+
 // compute_energy() of `wakee`.
 double energy(const Scheduler& sched, int cluster, const Wakee& wakee, int dst_cpu) {
   const auto& topology = sched.topology();
@@ -287,10 +319,10 @@ double energy(const Scheduler& sched, int cluster, const Wakee& wakee, int dst_c
   double max_util = 0;
   double sum_util = 0;
   for (int cpu : cpus) {
-    const double util = util_next(sched, cpu, wakee, dst_cpu) + sched.cpu_util_rt(cpu);
-    sum_util += std::min(util, scale_cpu);  // effective_cpu_util(ENERGY_UTIL)
-    // effective_cpu_util(FREQUENCY_UTIL) with uclamp, as schedutil would see it.
-    max_util = std::max(max_util, sched.frequency_util(cpu, util));
+    const EnergyTerms terms =
+        energy_terms(sched, cpu, util_next(sched, cpu, wakee, dst_cpu), scale_cpu);
+    sum_util += terms.energy_util;
+    max_util = std::max(max_util, terms.frequency_util);
   }
   return GkiPlacement::em_cpu_energy(topology.frequency_domain(cluster), max_util, sum_util,
                                      scale_cpu);
@@ -337,34 +369,52 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
   double best_delta = kNone;
   double base_energy = 0;
   int best_cpu = prev_cpu;
+  // The terms of each CPU of a cluster without the task: every estimate of the cluster starts
+  // from them (a cluster has at most 64 CPUs, as CPU ids are 0..63).
+  std::array<EnergyTerms, 64> base_terms;
   for (int cluster = 0; cluster < topology.num_clusters(); ++cluster) {
-    // The cluster's energy without the task counts towards the margin whether or not the
-    // task can go there (base_energy_pd of every performance domain).
-    const double base = energy(sched, cluster, wakee, kNoCpu);
-    base_energy += base;
+    const auto& cpus = topology.cluster_cpus(cluster);
+    const auto& domain = topology.frequency_domain(cluster);
+    const auto scale_cpu = static_cast<double>(topology.capacity(cpus.front()));
+    BSIM_CHECK(cpus.size() <= base_terms.size());
     double max_spare = 0;
-    int max_spare_cpu = kNoCpu;
-    bool compute_prev = false;
-    for (int cpu : topology.cluster_cpus(cluster)) {
+    std::size_t max_spare_index = kNoIndex;
+    double max_spare_util = 0;
+    std::size_t prev_index = kNoIndex;
+    double prev_util = 0;
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
+      const int cpu = cpus[i];
+      base_terms[i] = energy_terms(sched, cpu, util_next(sched, cpu, wakee, kNoCpu), scale_cpu);
       if (!task.allowed_on(cpu)) continue;
       const double util = util_next(sched, cpu, wakee, cpu);
       const double capacity = sched.capacity_of(cpu);
       if (!MainlinePlacement::fits_capacity(util, capacity)) continue;
       const double spare = capacity - util;
       if (cpu == prev_cpu) {
-        compute_prev = true;
+        prev_index = i;
+        prev_util = util;
       } else if (spare > max_spare) {
         max_spare = spare;
-        max_spare_cpu = cpu;
+        max_spare_index = i;
+        max_spare_util = util;
       }
     }
-    if (max_spare_cpu < 0 && !compute_prev) continue;
-    if (compute_prev) prev_delta = energy(sched, cluster, wakee, prev_cpu) - base;
-    if (max_spare_cpu >= 0) {
-      const double delta = energy(sched, cluster, wakee, max_spare_cpu) - base;
+    // The cluster's energy without the task counts towards the margin whether or not the
+    // task can go there (base_energy_pd of every performance domain).
+    const double base =
+        cluster_energy(domain, base_terms.data(), cpus.size(), scale_cpu, kNoIndex, EnergyTerms{});
+    base_energy += base;
+    // The energy with the task on the CPU at `index`, whose utilisation with it is `util`.
+    auto energy_with_task_on = [&](std::size_t index, double util) {
+      return cluster_energy(domain, base_terms.data(), cpus.size(), scale_cpu, index,
+                            energy_terms(sched, cpus[index], util, scale_cpu));
+    };
+    if (prev_index != kNoIndex) prev_delta = energy_with_task_on(prev_index, prev_util) - base;
+    if (max_spare_index != kNoIndex) {
+      const double delta = energy_with_task_on(max_spare_index, max_spare_util) - base;
       if (delta < best_delta) {
         best_delta = delta;
-        best_cpu = max_spare_cpu;
+        best_cpu = cpus[max_spare_index];
       }
     }
   }
