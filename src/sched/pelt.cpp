@@ -39,9 +39,10 @@ double pelt_decay(SimTime delta) {
   // and a fraction of a period.
   const auto whole = static_cast<long long>(periods);
   const double fraction = periods - static_cast<double>(whole);
-  // Whole 32-period halvings are exact powers of two.
-  const double result =
-      kYPow[static_cast<std::size_t>(whole % 32)] * kHalvings[static_cast<std::size_t>(whole / 32)];
+  // Whole 32-period halvings are exact powers of two. `whole` is not negative: indexed unsigned,
+  // the remainder and quotient are a mask and a shift.
+  const auto whole_periods = static_cast<std::uint64_t>(whole);
+  const double result = kYPow[whole_periods % 32] * kHalvings[whole_periods / 32];
   // y^f for f in [0, 1): y^f = exp(f ln y), ln y = -ln 2 / 32; with |f ln y| < 0.022 the
   // Taylor series up to x^7 is exact to double precision (the next term is below 2e-18).
   const double x = -fraction * 0.69314718055994530942 / 32.0;

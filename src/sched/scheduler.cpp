@@ -54,6 +54,7 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       freqs_(static_cast<std::size_t>(context.topology.num_clusters())),
       capacity_now_(static_cast<std::size_t>(context.topology.num_cpus())),
       speed_milli_(static_cast<std::size_t>(context.topology.num_cpus())),
+      freq_khz_now_(static_cast<std::size_t>(context.topology.num_cpus())),
       busy_ns_(static_cast<std::size_t>(context.topology.num_cpus()), 0),
       walt_tracking_(placement.tracks_walt_demand()),
       walt_cpu_busy_(static_cast<std::size_t>(context.topology.num_cpus())),
@@ -209,6 +210,11 @@ void Scheduler::refresh_speeds(int cluster) {
     speed_milli_[static_cast<std::size_t>(cpu)] =
         std::int64_t{info.capacity} * 1000 * f.freq_khz / info.max_freq_khz;
   }
+  // The cluster's frequency as the loop left it (without operating points, its last CPU's
+  // maximum), for every CPU of the cluster.
+  for (int cpu : topology.cluster_cpus(cluster)) {
+    freq_khz_now_[static_cast<std::size_t>(cpu)] = f.freq_khz;
+  }
 }
 
 double Scheduler::frequency_util(int cpu, double util) const {
@@ -324,6 +330,10 @@ std::int64_t Scheduler::work_for_ns(SimTime ns, int cpu) const {
 // utilisation and, for the task, as if it slept (the kernel leaves the entity un-updated while
 // RT and ages it on its return to the fair class).
 void Scheduler::update_pelt(Task& task) {
+  // Most calls find the signals current and no WALT demand to track: they return first thing.
+  if (!walt_tracking_ && now() <= task.util.last_update() && now() <= task.runnable.last_update()) {
+    return;
+  }
   // WALT accounts every class: running and waiting time alike make demand.
   if (walt_tracking_) task.walt = walt_now(task);
   const bool fair = !task.is_rt();
@@ -379,11 +389,13 @@ void Scheduler::detach_signals(Task& task) {
 void Scheduler::account_running(int cpu) {
   RunQueue& r = q(cpu);
   Task& task = t(r.curr);
-  const SimTime elapsed = now() - r.segment_start;
-  r.segment_start = now();
+  // Read once: the stores below may alias the engine's clock as far as the compiler knows.
+  const SimTime now_ns = now();
+  const SimTime elapsed = now_ns - r.segment_start;
+  r.segment_start = now_ns;
   busy_ns_[static_cast<std::size_t>(cpu)] += elapsed;
   if (walt_tracking_) {
-    walt_cpu_busy_[static_cast<std::size_t>(cpu)].account(now(), true, walt_scale(cpu),
+    walt_cpu_busy_[static_cast<std::size_t>(cpu)].account(now_ns, true, walt_scale(cpu),
                                                           walt_.window_ns);
   }
   const SimTime stall = std::min(elapsed, task.overhead_ns);
@@ -396,18 +408,24 @@ void Scheduler::account_running(int cpu) {
   task.times.work += elapsed - stall;
   const std::int64_t work = std::min(task.work_ref_ns, work_for_ns(elapsed - stall, cpu));
   task.work_ref_ns -= work;
-  cost_.on_execute(elapsed, work, current_freq_khz(context_.topology.cluster_of(cpu)),
-                   task.in_process());
+  cost_.on_execute(elapsed, work, freq_khz_now_[static_cast<std::size_t>(cpu)], task.in_process());
+  // update_min_vruntime(): the queue's minimum follows the least vruntime of the running fair
+  // task and the queued ones, and never goes back.
+  std::int64_t min_candidate = std::numeric_limits<std::int64_t>::max();
   if (!task.is_rt()) {
-    const SimTime delta = now() - task.exec_start;
+    const SimTime delta = now_ns - task.exec_start;
     // Nice-0 tasks (weight 1024) advance at wall speed: the same value without a division.
     task.vruntime += task.weight == 1024 ? delta : delta * 1024 / task.weight;
+    min_candidate = task.vruntime;
   }
-  task.exec_start = now();
+  task.exec_start = now_ns;
   // PELT is brought up where the task's state changes (update_pelt()); WALT's demand is kept
   // current at every account, as it always was.
   if (walt_tracking_) task.walt = walt_now(task);
-  update_min_vruntime(cpu);
+  for (int tid : r.fair) min_candidate = std::min(min_candidate, t(tid).vruntime);
+  if (min_candidate != std::numeric_limits<std::int64_t>::max()) {
+    r.min_vruntime = std::max(r.min_vruntime, min_candidate);
+  }
 }
 
 // Re-times the running segment of `cpu` from now. When the pending completion event already
@@ -433,16 +451,6 @@ void Scheduler::rearm(int cpu) {
   r.done_at = done;
   r.done_tid = r.curr;
   context_.engine.schedule(done, target_, kWorkDone, static_cast<std::uint32_t>(cpu), r.generation);
-}
-
-void Scheduler::update_min_vruntime(int cpu) {
-  RunQueue& r = q(cpu);
-  std::int64_t candidate = std::numeric_limits<std::int64_t>::max();
-  if (r.curr >= 0 && !t(r.curr).is_rt()) candidate = t(r.curr).vruntime;
-  for (int tid : r.fair) candidate = std::min(candidate, t(tid).vruntime);
-  if (candidate != std::numeric_limits<std::int64_t>::max()) {
-    r.min_vruntime = std::max(r.min_vruntime, candidate);
-  }
 }
 
 // --- util_est ----------------------------------------------------------------------------
@@ -488,14 +496,11 @@ void Scheduler::enqueue(int cpu, int tid) {
 void Scheduler::dequeue(int cpu, int tid) {
   sync_rq_signals(cpu);
   RunQueue& r = q(cpu);
-  for (auto* list : {&r.rt, &r.fair}) {
-    auto it = std::find(list->begin(), list->end(), tid);
-    if (it != list->end()) {
-      list->erase(it);
-      return;
-    }
-  }
-  BSIM_CHECK_MSG(false, "dequeue of a task that is not queued");
+  // A queued task is on the list of its class: set_attributes() dequeues it before a change.
+  std::vector<int>& list = t(tid).is_rt() ? r.rt : r.fair;
+  const auto it = std::find(list.begin(), list.end(), tid);
+  BSIM_CHECK_MSG(it != list.end(), "dequeue of a task that is not queued");
+  list.erase(it);
 }
 
 int Scheduler::pick_next(int cpu) const {

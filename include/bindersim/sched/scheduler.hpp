@@ -374,7 +374,6 @@ class Scheduler final : public engine::EventHandler {
   bool pull_misfit_task(int cpu);
   bool may_take_misfit(int src_cpu, int dst_cpu, BalanceKind kind) const;
   void active_migrate(int src_cpu, int dst_cpu);
-  void update_min_vruntime(int cpu);
   // util_est_enqueue() / util_est_dequeue(): a fair task's estimate joins or leaves the sum of
   // the run queue it is enqueued on; util_est_update() when it goes to sleep.
   void util_est_enqueue(Task& task, int cpu);
@@ -414,10 +413,12 @@ class Scheduler final : public engine::EventHandler {
   std::vector<int> free_tids_;  // slots of exited tasks, reused by create_task()
   std::vector<RunQueue> rqs_;
   std::vector<ClusterFrequency> freqs_;
-  // Per CPU, at its cluster's current frequency: capacity, and speed in thousandths of
-  // reference work per nanosecond (1024000 = capacity 1024 at fmax).
+  // Per CPU, at its cluster's current frequency: capacity, speed in thousandths of
+  // reference work per nanosecond (1024000 = capacity 1024 at fmax), and the frequency in kHz
+  // (its cluster's, copied per CPU for the accounting of every segment).
   std::vector<double> capacity_now_;
   std::vector<std::int64_t> speed_milli_;
+  std::vector<std::int64_t> freq_khz_now_;
   std::vector<SimTime> busy_ns_;
   bool asym_capacity_ = false;
   // Misfit migration can happen: asked for, CPUs of different capacities, and a placement
