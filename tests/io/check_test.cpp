@@ -565,7 +565,7 @@ TEST(TolerancesTest, RejectsBadValuesAndKeys) {
        "tol.json: /: missing required key \"tolerances\""},
   };
   for (const auto& [text, expected] : cases) {
-    const std::string message = config_error([&] { tolerances_from(text); });
+    const std::string message = config_error([&json = text] { tolerances_from(json); });
     EXPECT_EQ(message.rfind(expected, 0), 0u) << text << " gave \"" << message << "\"";
   }
 }
