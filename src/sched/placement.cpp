@@ -311,21 +311,21 @@ double cluster_energy(const topology::FrequencyDomain& domain, const EnergyTerms
 
 constexpr std::size_t kNoIndex = std::numeric_limits<std::size_t>::max();
 
+// The energy terms of each CPU of a cluster (CPU ids are 0..63, so a cluster has at most 64).
+using ClusterTerms = std::array<EnergyTerms, 64>;
+
 // compute_energy() of `wakee`.
 double energy(const Scheduler& sched, int cluster, const Wakee& wakee, int dst_cpu) {
   const auto& topology = sched.topology();
   const auto& cpus = topology.cluster_cpus(cluster);
   const auto scale_cpu = static_cast<double>(topology.capacity(cpus.front()));
-  double max_util = 0;
-  double sum_util = 0;
-  for (int cpu : cpus) {
-    const EnergyTerms terms =
-        energy_terms(sched, cpu, util_next(sched, cpu, wakee, dst_cpu), scale_cpu);
-    sum_util += terms.energy_util;
-    max_util = std::max(max_util, terms.frequency_util);
+  ClusterTerms terms;
+  BSIM_CHECK(cpus.size() <= terms.size());
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    terms[i] = energy_terms(sched, cpus[i], util_next(sched, cpus[i], wakee, dst_cpu), scale_cpu);
   }
-  return GkiPlacement::em_cpu_energy(topology.frequency_domain(cluster), max_util, sum_util,
-                                     scale_cpu);
+  return cluster_energy(topology.frequency_domain(cluster), terms.data(), cpus.size(), scale_cpu,
+                        kNoIndex, EnergyTerms{});
 }
 
 }  // namespace
@@ -370,8 +370,8 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
   double base_energy = 0;
   int best_cpu = prev_cpu;
   // The terms of each CPU of a cluster without the task: every estimate of the cluster starts
-  // from them (a cluster has at most 64 CPUs, as CPU ids are 0..63).
-  std::array<EnergyTerms, 64> base_terms;
+  // from them.
+  ClusterTerms base_terms;
   for (int cluster = 0; cluster < topology.num_clusters(); ++cluster) {
     const auto& cpus = topology.cluster_cpus(cluster);
     const auto& domain = topology.frequency_domain(cluster);
