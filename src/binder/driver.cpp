@@ -934,9 +934,11 @@ void Driver::add_pending_free(int tid) {
 // Runs the path's remaining steps until one needs time (work, a lock wait), then, at
 // the end, the phase's action.
 void Driver::run_path(int tid) {
-  settle(tid);  // a segment that reached a claimed lock is done
-  while (!th(tid).program.done()) {
-    const Step step = th(tid).program.take();
+  settle(tid);                         // a segment that reached a claimed lock is done
+  Program& program = th(tid).program;  // threads_ does not grow while a path runs
+  while (!program.done()) {
+    // Steps stay in place while the path runs (allocate() inserts only after this one).
+    const Step& step = program.take();
     switch (step.kind) {
       case Step::Kind::kWork:
         if (step.value == 0) break;
@@ -974,8 +976,7 @@ void Driver::run_path(int tid) {
         break;
     }
   }
-  Thread& t = th(tid);
-  t.program.clear();
+  program.clear();
   finish_phase(tid);
 }
 

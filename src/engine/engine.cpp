@@ -46,8 +46,8 @@ void Engine::on_check() {
 
 void Engine::run(SimTime until) {
   stopped_ = false;
-  while (!stopped_ && !queue_.empty() && queue_.top_time() <= until) {
-    const Event event = queue_.pop();
+  Event event;
+  while (!stopped_ && queue_.pop_until(until, event)) {
     now_ = event.time;
     ++dispatched_;
     fingerprint_ = mix(fingerprint_, static_cast<std::uint64_t>(event.time));

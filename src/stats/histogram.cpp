@@ -11,21 +11,6 @@ namespace {
 constexpr std::int64_t kSubBucketCount = std::int64_t{1} << Histogram::kSubBucketBits;  // 2048
 constexpr int kHalfBits = Histogram::kSubBucketBits - 1;  // 1024 buckets per power of two
 
-// Bucket layout: values below 2048 map to themselves. A value v >= 2048 with bit width b is
-// shifted right by s = b - 11, which leaves a sub-bucket in [1024, 2048); its bucket is
-// s * 1024 + (v >> s). Consecutive powers of two thus occupy consecutive runs of 1024
-// buckets, each bucket 2^s wide, so a bucket is never wider than 1/1024 of its lowest value.
-inline int shift_of(std::uint64_t value) {
-  const int width = static_cast<int>(std::bit_width(value));
-  return std::max(width - Histogram::kSubBucketBits, 0);
-}
-
-inline std::size_t index_of(std::int64_t value) {
-  const auto v = static_cast<std::uint64_t>(value);
-  const int shift = shift_of(v);
-  return (static_cast<std::size_t>(shift) << kHalfBits) + static_cast<std::size_t>(v >> shift);
-}
-
 }  // namespace
 
 Histogram::Histogram() : counts_(bucket_count(), 0) {}
@@ -50,27 +35,6 @@ std::int64_t Histogram::bucket_highest(std::size_t bucket) {
   if (bucket < static_cast<std::size_t>(kSubBucketCount)) return static_cast<std::int64_t>(bucket);
   const std::size_t shift = (bucket >> kHalfBits) - 1;
   return bucket_lowest(bucket) + (std::int64_t{1} << shift) - 1;
-}
-
-void Histogram::record(std::int64_t value) { record_n(value, 1); }
-
-void Histogram::record_n(std::int64_t value, std::uint64_t count) {
-  BSIM_CHECK_MSG(value >= 0, "histogram values are non-negative");
-  if (count == 0) return;
-  if (value > kMaxValue) [[unlikely]] {
-    value = kMaxValue;
-    clamped_ += count;
-  }
-  counts_[index_of(value)] += count;
-  if (count_ == 0) {
-    min_ = value;
-    max_ = value;
-  } else {
-    min_ = std::min(min_, value);
-    max_ = std::max(max_, value);
-  }
-  count_ += count;
-  sum_ += static_cast<Uint128>(value) * count;
 }
 
 void Histogram::merge(const Histogram& other) {
@@ -126,7 +90,8 @@ std::int64_t Histogram::percentile(double q) const {
   std::uint64_t rank = rounded_up < 1.0 ? 1 : static_cast<std::uint64_t>(rounded_up);
   rank = std::min(rank, count_);
   std::uint64_t seen = 0;
-  for (std::size_t i = 0; i < counts_.size(); ++i) {
+  // The buckets below min's are empty: the scan starts at min's.
+  for (std::size_t i = index_of(min_); i < counts_.size(); ++i) {
     seen += counts_[i];
     if (seen >= rank) return std::clamp(bucket_highest(i), min_, max_);
   }

@@ -87,14 +87,23 @@ class EventQueue {
   // Removes and returns the earliest event. The queue must not be empty.
   Event pop() {
     BSIM_CHECK(!empty());
+    Event event;
+    pop_until(kNever, event);  // every queued time is before kNever
+    return event;
+  }
+  // Removes the earliest event into `event` if there is one at `until` or earlier: an empty()
+  // and top_time() test, then pop(), with their shared steps made once (the engine's loop).
+  bool pop_until(SimTime until, Event& event) {
+    if (empty()) return false;
     if (size_ == 0) refill();
     if (vacant_root_) settle();
-    const Event result = event_at(0);
+    if (time_of(heap()[0]) > until) return false;
+    event = event_at(0);
     vacant_slot_ = slot_of(heap()[0]);
     vacant_root_ = true;
     --size_;
     --count_;
-    return result;
+    return true;
   }
   // The earliest event (a copy) and its time. The queue must not be empty. Not const: they
   // may first fill the heap from the ladder or close the gap a pop() left.

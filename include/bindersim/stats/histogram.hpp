@@ -2,6 +2,8 @@
 // about 0.1% value resolution.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -22,8 +24,26 @@ class Histogram {
   Histogram();
 
   // A negative value is an internal error (aborts); values above kMaxValue count as kMaxValue.
-  void record(std::int64_t value);
-  void record_n(std::int64_t value, std::uint64_t count);
+  // Inline: the simulation records a value per call and per lock hold.
+  void record(std::int64_t value) { record_n(value, 1); }
+  void record_n(std::int64_t value, std::uint64_t count) {
+    BSIM_CHECK_MSG(value >= 0, "histogram values are non-negative");
+    if (count == 0) return;
+    if (value > kMaxValue) [[unlikely]] {
+      value = kMaxValue;
+      clamped_ += count;
+    }
+    counts_[index_of(value)] += count;
+    if (count_ == 0) {
+      min_ = value;
+      max_ = value;
+    } else {
+      min_ = std::min(min_, value);
+      max_ = std::max(max_, value);
+    }
+    count_ += count;
+    sum_ += static_cast<Uint128>(value) * count;
+  }
   // Adds every sample of `other` (bucket by bucket: exact).
   void merge(const Histogram& other);
   void clear();
@@ -57,6 +77,18 @@ class Histogram {
   bool operator==(const Histogram& other) const = default;
 
  private:
+  // Bucket layout: values below 2048 map to themselves. A value v >= 2048 with bit width b is
+  // shifted right by s = b - 11, which leaves a sub-bucket in [1024, 2048); its bucket is
+  // s * 1024 + (v >> s). Consecutive powers of two thus occupy consecutive runs of 1024
+  // buckets, each bucket 2^s wide, so a bucket is never wider than 1/1024 of its lowest value.
+  // `value` is in [0, kMaxValue].
+  static std::size_t index_of(std::int64_t value) {
+    const auto v = static_cast<std::uint64_t>(value);
+    const int shift = std::max(static_cast<int>(std::bit_width(v)) - kSubBucketBits, 0);
+    return (static_cast<std::size_t>(shift) << (kSubBucketBits - 1)) +
+           static_cast<std::size_t>(v >> shift);
+  }
+
   std::vector<std::uint64_t> counts_;
   std::uint64_t count_ = 0;
   std::uint64_t clamped_ = 0;
