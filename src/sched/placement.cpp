@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <limits>
 
 #include "bindersim/common/error.hpp"
@@ -94,16 +96,24 @@ int MainlinePlacement::wake_affine(const Scheduler& sched, int tid, int this_cpu
 
 int MainlinePlacement::select_idle_capacity(const Scheduler& sched, int tid, int target) {
   const Task& task = sched.task(tid);
-  const int n = sched.num_cpus();
+  // The CPUs running their idle task that the task may run on (affinity 0: every CPU), visited
+  // in the order of a scan from target that wraps around: target and above first, then below.
+  const std::uint64_t allowed =
+      task.params.affinity == 0 ? ~std::uint64_t{0} : task.params.affinity;
+  const std::uint64_t candidates = sched.idle_task_cpus() & allowed;
+  const std::uint64_t from_target = ~std::uint64_t{0} << target;
   int best_cpu = kNoCpu;
   double best_capacity = 0;
-  for (int i = 0, cpu = target; i < n; ++i, cpu = cpu + 1 == n ? 0 : cpu + 1) {
-    if (!task.allowed_on(cpu) || !sched.available_idle_cpu(cpu)) continue;
-    if (fits(sched, tid, cpu)) return cpu;
-    const double capacity = sched.capacity_of(cpu);
-    if (capacity > best_capacity) {
-      best_capacity = capacity;
-      best_cpu = cpu;
+  for (std::uint64_t rest : {candidates & from_target, candidates & ~from_target}) {
+    for (; rest != 0; rest &= rest - 1) {
+      const int cpu = std::countr_zero(rest);
+      if (!sched.available_idle_cpu(cpu)) continue;  // tasks queued, waiting for the idle exit
+      if (fits(sched, tid, cpu)) return cpu;
+      const double capacity = sched.capacity_of(cpu);
+      if (capacity > best_capacity) {
+        best_capacity = capacity;
+        best_cpu = cpu;
+      }
     }
   }
   return best_cpu;
@@ -268,16 +278,33 @@ Wakee wakee_of(const Scheduler& sched, int tid) {
   return {sched.task(tid).cpu, sched.task_util(tid), sched.task(tid).util_est.value()};
 }
 
-// cpu_util_next() of `wakee`: the CPU's fair utilisation with the task moved to `dst_cpu`.
-double util_next(const Scheduler& sched, int cpu, const Wakee& wakee, int dst_cpu) {
-  double util = sched.cpu_util_fair(cpu);
+// What energy-aware placement reads of a CPU's utilisation, read once per CPU and wakeup (each
+// read checks the CPU's memo): its fair (PELT) and RT utilisation, and the estimates enqueued.
+struct CpuUtil {
+  double fair;
+  double rt;
+  int util_est;
+};
+
+CpuUtil cpu_util_of(const Scheduler& sched, int cpu) {
+  return {sched.cpu_util_fair(cpu), sched.cpu_util_rt(cpu), sched.rq(cpu).util_est};
+}
+
+// cpu_util_next() of `wakee`: the fair utilisation of `cpu` (`now`) with the task moved to
+// `dst_cpu`.
+double util_next(const CpuUtil& now, int cpu, const Wakee& wakee, int dst_cpu) {
+  double util = now.fair;
   if (wakee.cpu == cpu && dst_cpu != cpu) {
     util = std::max(0.0, util - wakee.util);
   } else if (wakee.cpu != cpu && dst_cpu == cpu) {
     util += wakee.util;
   }
-  const int util_est = sched.rq(cpu).util_est + (dst_cpu == cpu ? wakee.util_est : 0);
+  const int util_est = now.util_est + (dst_cpu == cpu ? wakee.util_est : 0);
   return std::max(util, static_cast<double>(util_est));
+}
+
+double util_next(const Scheduler& sched, int cpu, const Wakee& wakee, int dst_cpu) {
+  return util_next(cpu_util_of(sched, cpu), cpu, wakee, dst_cpu);
 }
 
 // One CPU's part in its cluster's energy estimate (compute_energy()).
@@ -286,10 +313,11 @@ struct EnergyTerms {
   double frequency_util;  // effective_cpu_util(FREQUENCY_UTIL) with uclamp, as schedutil sees it
 };
 
-// The terms of `cpu` with the fair utilisation `util_fair_next` (cpu_util_next()) and its RT
-// utilisation, in a cluster of capacity `scale_cpu`.
-EnergyTerms energy_terms(const Scheduler& sched, int cpu, double util_fair_next, double scale_cpu) {
-  const double util = util_fair_next + sched.cpu_util_rt(cpu);
+// The terms of `cpu` with the fair utilisation `util_fair_next` (cpu_util_next()) and the RT
+// utilisation `util_rt`, in a cluster of capacity `scale_cpu`.
+EnergyTerms energy_terms(const Scheduler& sched, int cpu, double util_fair_next, double util_rt,
+                         double scale_cpu) {
+  const double util = util_fair_next + util_rt;
   return {std::min(util, scale_cpu), sched.frequency_util(cpu, util)};
 }
 
@@ -322,7 +350,9 @@ double energy(const Scheduler& sched, int cluster, const Wakee& wakee, int dst_c
   ClusterTerms terms;
   BSIM_CHECK(cpus.size() <= terms.size());
   for (std::size_t i = 0; i < cpus.size(); ++i) {
-    terms[i] = energy_terms(sched, cpus[i], util_next(sched, cpus[i], wakee, dst_cpu), scale_cpu);
+    const CpuUtil now = cpu_util_of(sched, cpus[i]);
+    terms[i] =
+        energy_terms(sched, cpus[i], util_next(now, cpus[i], wakee, dst_cpu), now.rt, scale_cpu);
   }
   return cluster_energy(topology.frequency_domain(cluster), terms.data(), cpus.size(), scale_cpu,
                         kNoIndex, EnergyTerms{});
@@ -384,9 +414,11 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
     double prev_util = 0;
     for (std::size_t i = 0; i < cpus.size(); ++i) {
       const int cpu = cpus[i];
-      base_terms[i] = energy_terms(sched, cpu, util_next(sched, cpu, wakee, kNoCpu), scale_cpu);
+      const CpuUtil now = cpu_util_of(sched, cpu);
+      base_terms[i] =
+          energy_terms(sched, cpu, util_next(now, cpu, wakee, kNoCpu), now.rt, scale_cpu);
       if (!task.allowed_on(cpu)) continue;
-      const double util = util_next(sched, cpu, wakee, cpu);
+      const double util = util_next(now, cpu, wakee, cpu);
       const double capacity = sched.capacity_of(cpu);
       if (!MainlinePlacement::fits_capacity(util, capacity)) continue;
       const double spare = capacity - util;
@@ -406,8 +438,9 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
     base_energy += base;
     // The energy with the task on the CPU at `index`, whose utilisation with it is `util`.
     auto energy_with_task_on = [&](std::size_t index, double util) {
-      return cluster_energy(domain, base_terms.data(), cpus.size(), scale_cpu, index,
-                            energy_terms(sched, cpus[index], util, scale_cpu));
+      return cluster_energy(
+          domain, base_terms.data(), cpus.size(), scale_cpu, index,
+          energy_terms(sched, cpus[index], util, sched.cpu_util_rt(cpus[index]), scale_cpu));
     };
     if (prev_index != kNoIndex) prev_delta = energy_with_task_on(prev_index, prev_util) - base;
     if (max_spare_index != kNoIndex) {

@@ -62,9 +62,11 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       below_until_(static_cast<std::size_t>(context.topology.num_cpus()), kUnknown) {
   for (RunQueue& r : rqs_) r.idle_history.fill(2 * tunables_.migration_cost_ns);
   for (int cpu = 0; cpu < context.topology.num_cpus(); ++cpu) {
+    set_curr(cpu, -1);  // every CPU starts idle
     asym_capacity_ =
         asym_capacity_ || context.topology.capacity(cpu) != context.topology.capacity(0);
     llc_size_ += context.topology.shares_cache(0, cpu) ? 1 : 0;
+    capacity_orig_.push_back(context.topology.capacity(cpu));
   }
   misfit_active_ = tunables_.misfit_migration && asym_capacity_ && placement_.migrates_misfit();
   for (int cluster = 0; cluster < context.topology.num_clusters(); ++cluster) {
@@ -130,11 +132,6 @@ int Scheduler::runnable_fair_weight(int cpu) const {
   int weight = r.curr >= 0 && !task(r.curr).is_rt() ? task(r.curr).weight : 0;
   for (int tid : r.fair) weight += task(tid).weight;
   return weight;
-}
-
-bool Scheduler::rt_runnable(int cpu) const {
-  const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
-  return !r.rt.empty() || (r.curr >= 0 && task(r.curr).is_rt());
 }
 
 namespace {
@@ -215,13 +212,6 @@ void Scheduler::refresh_speeds(int cluster) {
   for (int cpu : topology.cluster_cpus(cluster)) {
     freq_khz_now_[static_cast<std::size_t>(cpu)] = f.freq_khz;
   }
-}
-
-double Scheduler::frequency_util(int cpu, double util) const {
-  const double capacity = context_.topology.capacity(cpu);
-  util = std::min(util, capacity);
-  if (rt_runnable(cpu)) util = std::max(util, std::min<double>(tunables_.rt_uclamp_min, capacity));
-  return util;
 }
 
 double Scheduler::cpu_frequency_util(int cpu) const { return frequency_util(cpu, cpu_util(cpu)); }
@@ -679,11 +669,11 @@ void Scheduler::schedule_cpu(int cpu) {
     Task& p = t(prev);
     update_pelt(p);      // it ran until now
     enqueue(cpu, prev);  // competes with the queued tasks; RT keeps its place (enqueue_seq)
-    r.curr = -1;
+    set_curr(cpu, -1);
     const int next = pick_next(cpu);
     dequeue(cpu, next);
     if (next == prev) {
-      r.curr = prev;
+      set_curr(cpu, prev);
       p.state = TaskState::kRunning;
       rearm(cpu);
       push_rt_tasks(cpu);  // set_next_task_rt(), picked again
@@ -730,7 +720,7 @@ void Scheduler::switch_in(int cpu, int tid) {
                                                           walt_.window_ns);
   }
   if (auto* tracer = context_.tracer) tracer->sched_switch(*this, cpu, tid);
-  r.curr = tid;
+  set_curr(cpu, tid);
   task.state = TaskState::kRunning;
   task.exec_start = now();
   task.slice_start = now();
@@ -901,7 +891,7 @@ void Scheduler::migrate_queued(int tid, int to_cpu) {
 void Scheduler::go_idle(int cpu) {
   sync_rq_signals(cpu);
   RunQueue& r = q(cpu);
-  r.curr = -1;
+  set_curr(cpu, -1);
   r.idle_since = now();
   ++r.generation;
   r.done_at = engine::kNever;
@@ -1064,7 +1054,7 @@ void Scheduler::switch_out(int tid, TaskState state) {
     task.cpu = -1;  // no longer attached to a run queue's load
     free_tids_.push_back(tid);
   }
-  q(cpu).curr = -1;
+  set_curr(cpu, -1);
   count_switch_out(task);
   // balance_rt(): an RT task left the CPU and what remains is less important; waiting RT work
   // elsewhere may run here instead.
@@ -1160,11 +1150,25 @@ void Scheduler::update_frequency(int cluster) {
     return;
   }
   const auto& cpus = context_.topology.cluster_cpus(cluster);
-  double util = 0;
-  for (int cpu : cpus) util = std::max(util, cpu_frequency_util(cpu));
   const auto max_capacity = static_cast<double>(context_.topology.capacity(cpus[0]));
-  const double target_khz =
-      1.25 * static_cast<double>(domain.opps.back().freq_khz) * util / max_capacity;
+  // The frequency (kHz) the cluster's utilisation asks for: not decreasing with it.
+  const auto target_khz_of = [&](double util) {
+    return 1.25 * static_cast<double>(domain.opps.back().freq_khz) * util / max_capacity;
+  };
+  // The request is the highest operating point when the target is above the one below it. When
+  // that is the request already, a CPU whose utilisation alone asks that much decides it (the
+  // maximum only grows): the other CPUs need not be asked.
+  const int highest = static_cast<int>(domain.opps.size()) - 1;
+  const bool highest_requested = f.requested_opp == highest && highest > 0;
+  double util = 0;
+  for (int cpu : cpus) {
+    util = std::max(util, cpu_frequency_util(cpu));
+    if (highest_requested &&
+        target_khz_of(util) > static_cast<double>(domain.opps[highest - 1].freq_khz)) {
+      return;
+    }
+  }
+  const double target_khz = target_khz_of(util);
   // The lowest operating point at or above the target (they ascend strictly), else the highest.
   const auto at_or_above = std::partition_point(
       domain.opps.begin(), domain.opps.end() - 1,
@@ -1360,7 +1364,7 @@ void Scheduler::active_migrate(int src_cpu, int dst_cpu) {
   sync_rq_signals(src_cpu);
   update_pelt(task);  // it ran until now
   task.state = TaskState::kRunnable;
-  src.curr = -1;
+  set_curr(src_cpu, -1);
   src.misfit = false;
   task.enqueue_seq = next_enqueue_seq_++;
   count_switch_out(task);
@@ -1382,6 +1386,22 @@ void Scheduler::account_running_tasks() {
 
 void Scheduler::on_event(const engine::Event& event) {
   const int cpu = static_cast<int>(event.id);
+  // Most events are completions: they are told apart first.
+  if (event.kind == kWorkDone) [[likely]] {
+    RunQueue& r = q(cpu);
+    if (event.arg != r.generation || r.curr < 0) return;  // stale: re-timed since
+    r.done_at = engine::kNever;
+    account_progress(cpu);
+    const int tid = r.curr;
+    Task& task = t(tid);
+    task.overhead_ns = 0;
+    task.work_ref_ns = 0;
+    task.has_segment = false;
+    owner_->on_work_done(tid);  // may create tasks: `task` is not valid after this
+    BSIM_CHECK_MSG(t(tid).state != TaskState::kRunning || t(tid).has_segment,
+                   "the owner left a running task without work");
+    return;
+  }
   if (event.kind == kFrequencyChange) {
     const int cluster = static_cast<int>(event.id);
     ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
@@ -1390,20 +1410,6 @@ void Scheduler::on_event(const engine::Event& event) {
   }
   RunQueue& r = q(cpu);
   switch (event.kind) {
-    case kWorkDone: {
-      if (event.arg != r.generation || r.curr < 0) return;  // stale: re-timed since
-      r.done_at = engine::kNever;
-      account_progress(cpu);
-      const int tid = r.curr;
-      Task& task = t(tid);
-      task.overhead_ns = 0;
-      task.work_ref_ns = 0;
-      task.has_segment = false;
-      owner_->on_work_done(tid);  // may create tasks: `task` is not valid after this
-      BSIM_CHECK_MSG(t(tid).state != TaskState::kRunning || t(tid).has_segment,
-                     "the owner left a running task without work");
-      return;
-    }
     case kResched:
       // Only the pending request counts: one superseded by an earlier request is stale, and a
       // spurious schedule() could switch fair tasks without the granularity check.

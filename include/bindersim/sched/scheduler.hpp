@@ -109,7 +109,7 @@ struct ClusterFrequency {
 
 // Per-CPU scheduler state.
 struct RunQueue {
-  int curr = -1;          // running task, -1 when idle
+  int curr = -1;          // running task, -1 when idle (written by Scheduler::set_curr() only)
   std::vector<int> rt;    // queued (not running) RT tasks
   std::vector<int> fair;  // queued (not running) fair tasks
   std::int64_t min_vruntime = 0;
@@ -214,6 +214,9 @@ class Scheduler final : public engine::EventHandler {
     const RunQueue& r = rq(cpu);
     return r.curr < 0 && r.nr_queued() == 0;
   }
+  // The CPUs running their idle task (curr < 0), bit i for CPU i (CPU ids are below 64): the
+  // candidates for available_idle_cpu(), which placement need not ask of the others.
+  std::uint64_t idle_task_cpus() const { return idle_task_cpus_; }
   int nr_running(int cpu) const {
     const RunQueue& r = rq(cpu);
     return (r.curr >= 0 ? 1 : 0) + r.nr_queued();
@@ -252,10 +255,11 @@ class Scheduler final : public engine::EventHandler {
   double task_util_est(int tid) const {
     return std::max(task_util(tid), static_cast<double>(task(tid).util_est.value()));
   }
+  // The original capacity of `cpu` (topology().capacity()), read from a plain per-CPU table:
+  // placement asks for it many times per wakeup.
+  double capacity_orig(int cpu) const { return capacity_orig_[static_cast<std::size_t>(cpu)]; }
   // capacity_of(): the original capacity less what RT tasks use (at least 1).
-  double capacity_of(int cpu) const {
-    return std::max(1.0, context_.topology.capacity(cpu) - cpu_util_rt(cpu));
-  }
+  double capacity_of(int cpu) const { return std::max(1.0, capacity_orig(cpu) - cpu_util_rt(cpu)); }
   // Current capacity of `cpu`: its capacity scaled by its cluster's current frequency.
   double current_capacity(int cpu) const { return capacity_now_[static_cast<std::size_t>(cpu)]; }
   std::int64_t current_freq_khz(int cluster) const {
@@ -268,7 +272,15 @@ class Scheduler final : public engine::EventHandler {
   // rt_uclamp_min while an RT task is runnable there.
   double cpu_frequency_util(int cpu) const;
   // The same clamping for a utilisation `util` the CPU would have (placement's estimates).
-  double frequency_util(int cpu, double util) const;
+  // Inline: energy-aware placement asks for every CPU at every wakeup.
+  double frequency_util(int cpu, double util) const {
+    const double capacity = capacity_orig(cpu);
+    util = std::min(util, capacity);
+    if (rt_runnable(cpu)) {
+      util = std::max(util, std::min<double>(tunables_.rt_uclamp_min, capacity));
+    }
+    return util;
+  }
   // The root domain's overutilised flag (rd->overutilized): set when a fair task is enqueued by
   // a wakeup or ticks on a CPU whose cpu_util_cfs() exceeds 80% of capacity_of(), recomputed
   // over every CPU (so possibly cleared) only by a load balance that reaches the root domain.
@@ -342,6 +354,13 @@ class Scheduler final : public engine::EventHandler {
   }
   void account_running(int cpu);
   void rearm(int cpu);
+  // Every change of a CPU's running task goes through set_curr(): it keeps the CPU's bit of
+  // idle_task_cpus_ current.
+  void set_curr(int cpu, int tid) {
+    q(cpu).curr = tid;
+    const std::uint64_t bit = std::uint64_t{1} << cpu;
+    idle_task_cpus_ = tid < 0 ? idle_task_cpus_ | bit : idle_task_cpus_ & ~bit;
+  }
   // Lets the owner settle the running task of `cpu` if it runs ahead (TaskOwner::settle).
   void settle_running(int cpu) {
     const RunQueue& r = q(cpu);
@@ -361,7 +380,10 @@ class Scheduler final : public engine::EventHandler {
   void attach_signals(Task& task, int cpu);
   void detach_signals(Task& task);
   int runnable_fair_weight(int cpu) const;
-  bool rt_runnable(int cpu) const;
+  bool rt_runnable(int cpu) const {
+    const RunQueue& r = rq(cpu);
+    return !r.rt.empty() || (r.curr >= 0 && task(r.curr).is_rt());
+  }
   void update_frequency(int cluster);
   void apply_frequency(int cluster, int opp);
   void account_frequency(int cluster);
@@ -412,11 +434,13 @@ class Scheduler final : public engine::EventHandler {
   std::vector<Task> tasks_;
   std::vector<int> free_tids_;  // slots of exited tasks, reused by create_task()
   std::vector<RunQueue> rqs_;
+  std::uint64_t idle_task_cpus_ = 0;  // bit i: rq(i).curr < 0
   std::vector<ClusterFrequency> freqs_;
   // Per CPU, at its cluster's current frequency: capacity, speed in thousandths of
   // reference work per nanosecond (1024000 = capacity 1024 at fmax), and the frequency in kHz
   // (its cluster's, copied per CPU for the accounting of every segment).
   std::vector<double> capacity_now_;
+  std::vector<double> capacity_orig_;  // per CPU: topology().capacity(), as a double
   std::vector<std::int64_t> speed_milli_;
   std::vector<std::int64_t> freq_khz_now_;
   std::vector<SimTime> busy_ns_;
