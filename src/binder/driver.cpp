@@ -798,6 +798,12 @@ void Driver::on_claim_dropped(int tid, int /*lock*/) {
   th(tid).program.rewind_to(th(tid).claim_step);
 }
 
+// The claimant holds the lock; its path goes on at the first release (after claim_step's lock
+// and the work under it).
+void Driver::on_claim_cut(int tid, int /*lock*/) {
+  th(tid).program.rewind_to(th(tid).claim_step + 2);
+}
+
 void Driver::on_lock_granted(int tid, int /*lock*/) { run_path(tid); }
 
 void Driver::finish_phase(int tid) {
@@ -981,20 +987,33 @@ void Driver::run_path(int tid) {
 }
 
 // Runs a work step. When the path goes on by taking a free lock and working under it, one
-// segment runs both, with the lock claimed (KernelLocks::claim): one segment end fewer.
+// segment runs both, with the lock claimed (KernelLocks::claim): one segment end fewer. When
+// it then releases the lock and at once takes it again to work under it once more (the free
+// path's two holds), the claim runs through both holds: two segment ends fewer.
 void Driver::run_work(int tid, std::int64_t work_ref_ns) {
   Thread& t = th(tid);
   const Step* lock = t.program.peek(0);
   const Step* locked = t.program.peek(1);
-  if (locked != nullptr && lock->kind == Step::Kind::kLock &&  // a second step has a first
-      locked->kind == Step::Kind::kWork && locked->value > 0 &&
-      locks_.claim(tid, lock->lock, locked->value)) {
-    t.claim_step = t.program.next();
-    sched_.run(tid, work_ref_ns + locked->value);
-    t.program.skip(2);
+  if (locked == nullptr || lock->kind != Step::Kind::kLock ||  // a second step has a first
+      locked->kind != Step::Kind::kWork || locked->value <= 0) {
+    sched_.run(tid, work_ref_ns);
     return;
   }
-  sched_.run(tid, work_ref_ns);
+  const Step* release = t.program.peek(2);
+  const Step* retake = t.program.peek(3);
+  const Step* relocked = t.program.peek(4);  // a fifth step has the three before it
+  const bool relock = relocked != nullptr && release->kind == Step::Kind::kUnlock &&
+                      release->lock == lock->lock && retake->kind == Step::Kind::kLock &&
+                      retake->lock == lock->lock && relocked->kind == Step::Kind::kWork &&
+                      relocked->value > 0;
+  const std::int64_t relock_work = relock ? relocked->value : 0;
+  if (!locks_.claim(tid, lock->lock, locked->value + relock_work, relock_work)) {
+    sched_.run(tid, work_ref_ns);
+    return;
+  }
+  t.claim_step = t.program.next();
+  sched_.run(tid, work_ref_ns + locked->value + relock_work);
+  t.program.skip(relock ? 5 : 2);
 }
 
 // The best-fit allocation under the lock. Pages not yet resident are installed: with the

@@ -89,9 +89,9 @@ bool KernelLocks::try_acquire(int tid, int lock_id) {
 
 // --- running through a lock -----------------------------------------------------------------
 
-bool KernelLocks::claim(int tid, int lock_id, std::int64_t locked_work) {
+bool KernelLocks::claim(int tid, int lock_id, std::int64_t locked_work, std::int64_t relock_work) {
   Lock& lock = lk(lock_id);
-  BSIM_CHECK(locked_work > 0);
+  BSIM_CHECK(locked_work > 0 && relock_work >= 0 && relock_work < locked_work);
   if (!free_now(lock) || lock.claimant >= 0 || sched_.task(tid).state != TaskState::kRunning) {
     return false;
   }
@@ -99,6 +99,7 @@ bool KernelLocks::claim(int tid, int lock_id, std::int64_t locked_work) {
   BSIM_CHECK_MSG(thread.claim < 0 && thread.waiting_for < 0, "a second claim");
   thread.claim = lock_id;
   thread.claim_locked_work = locked_work;
+  thread.claim_relock_work = relock_work;
   lock.claimant = tid;
   sched_.task_for_update(tid).runs_ahead = true;
   return true;
@@ -121,9 +122,24 @@ void KernelLocks::settle(int tid) {
     return;
   }
   // Taken when the segment's work left was `locked_work`, as acquire() would have then.
+  const int cpu = sched_.task(tid).cpu;
   if (lock.kind == LockKind::kSpinlock) sched_.preempt_disable(tid);
   grant(lock, thread, tid);
-  lock.owned_since = sched_.now() - sched_.run_time(locked_work - left, sched_.task(tid).cpu);
+  lock.owned_since = sched_.now() - sched_.run_time(locked_work - left, cpu);
+  const std::int64_t relock_work = thread.claim_relock_work;
+  if (relock_work == 0) return;
+  if (left > relock_work) {
+    // Inside the first hold: the release and what follows run as steps of their own.
+    sched_.replace_work(tid, left - relock_work);
+    client_.on_claim_cut(tid, lock_id);
+    return;
+  }
+  // Past the first hold: it ended where `relock_work` was left, and the second began there
+  // (release() and grant() with nothing between them, and no waiter to tell).
+  const SimTime relocked_at = sched_.now() - sched_.run_time(relock_work - left, cpu);
+  lock.stats->hold_ns.record(relocked_at - lock.owned_since);
+  ++lock.stats->acquisitions;
+  lock.owned_since = relocked_at;
 }
 
 // `tid` (whose state is `thread`) becomes the owner (a waiter's wait ends here; the caller

@@ -87,6 +87,9 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
   void on_claim_dropped(int tid, int /*lock*/) override {
     scripts_.at(tid).next = claim_step_.at(tid);
   }
+  void on_claim_cut(int tid, int /*lock*/) override {
+    scripts_.at(tid).next = claim_step_.at(tid) + 2;  // the first release
+  }
 
   const LockStats& stats() const { return stats_; }
   sched::Scheduler& sched() { return sched_; }
@@ -115,21 +118,32 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
     std::vector<Op> ops;
     std::size_t next = 0;
   };
+  // As Driver::run_work: work, then taking the lock and working under it (and then releasing
+  // it, taking it again and working under it once more) run as one segment with the lock
+  // claimed. False when the script does not go on so or the lock cannot be claimed.
+  bool run_through(int tid, Script& s, std::int64_t work_before) {
+    const auto is = [&s](std::size_t ahead, Op::Kind kind) {
+      return s.next + ahead < s.ops.size() && s.ops[s.next + ahead].kind == kind &&
+             (kind != Op::Kind::kWork || s.ops[s.next + ahead].value > 0);
+    };
+    if (!is(0, Op::Kind::kLock) || !is(1, Op::Kind::kWork)) return false;
+    const bool relock =
+        is(2, Op::Kind::kUnlock) && is(3, Op::Kind::kLock) && is(4, Op::Kind::kWork);
+    const std::int64_t relock_work = relock ? s.ops[s.next + 4].value : 0;
+    const std::int64_t locked_work = s.ops[s.next + 1].value + relock_work;
+    if (!locks_.claim(tid, lock_, locked_work, relock_work)) return false;
+    claim_step_[tid] = s.next;
+    sched_.run(tid, work_before + locked_work);
+    s.next += relock ? 5 : 2;
+    return true;
+  }
   void advance(int tid) {
     Script& s = scripts_.at(tid);
     while (s.next < s.ops.size()) {
       const Op op = s.ops[s.next++];
       switch (op.kind) {
         case Op::Kind::kWork:
-          if (run_through_ && s.next + 1 < s.ops.size() && s.ops[s.next].kind == Op::Kind::kLock &&
-              s.ops[s.next + 1].kind == Op::Kind::kWork && s.ops[s.next + 1].value > 0 &&
-              locks_.claim(tid, lock_, s.ops[s.next + 1].value)) {
-            claim_step_[tid] = s.next;
-            sched_.run(tid, op.value + s.ops[s.next + 1].value);
-            s.next += 2;
-            return;
-          }
-          sched_.run(tid, op.value);
+          if (!run_through_ || !run_through(tid, s, op.value)) sched_.run(tid, op.value);
           return;
         case Op::Kind::kLock:
           if (!locks_.acquire(tid, lock_)) return;
@@ -402,6 +416,14 @@ int owner_with_work_before(LockHarness& h, int nice = 0) {
                    work(20 * kMicrosecond)});
 }
 
+// The owner works 40 us, then holds the lock twice in a row (as binder's free path does): 40 us
+// under it, released and taken again at once, 60 us under it; then 20 us more.
+int owner_holding_twice(LockHarness& h) {
+  return h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                  {work(40 * kMicrosecond), lock(), work(40 * kMicrosecond), unlock(), lock(),
+                   work(60 * kMicrosecond), unlock(), work(20 * kMicrosecond)});
+}
+
 TEST(KernelLockRunThroughTest, ClaimedLocksHaveTheStepByStepHistory) {
   const RunThroughCase cases[] = {
       {"uncontended", LockKind::kMutex, [](LockHarness& h) { owner_with_work_before(h); }},
@@ -454,6 +476,85 @@ TEST(KernelLockRunThroughTest, ClaimedLocksHaveTheStepByStepHistory) {
        }},
   };
   for (const RunThroughCase& c : cases) expect_same_history(c);
+}
+
+TEST(KernelLockRunThroughTest, ClaimsThroughTwoHoldsHaveTheStepByStepHistory) {
+  // The owner's first hold is 40-80 us after its start, the second 80-140 us (at full speed).
+  const RunThroughCase cases[] = {
+      {"uncontended", LockKind::kMutex, [](LockHarness& h) { owner_holding_twice(h); }},
+      {"another thread takes it before the owner gets there", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_holding_twice(h);
+         h.thread(fair_params("early", 0, only(kGold1)), 5 * kMicrosecond,
+                  {lock(), work(80 * kMicrosecond), unlock()});
+       }},
+      {"a waiter arrives in the first hold (mutex)", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_holding_twice(h);
+         h.thread(fair_params("waiter", 0, only(kGold1)), 60 * kMicrosecond,
+                  {lock(), work(10 * kMicrosecond), unlock()});
+       }},
+      {"a waiter arrives in the first hold (spinlock)", LockKind::kSpinlock,
+       [](LockHarness& h) {
+         owner_holding_twice(h);
+         h.thread(fair_params("waiter", 0, only(kGold1)), 60 * kMicrosecond,
+                  {work(5 * kMicrosecond), lock(), work(10 * kMicrosecond), unlock()});
+       }},
+      {"a waiter arrives in the second hold (mutex)", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_holding_twice(h);
+         h.thread(fair_params("waiter", 0, only(kGold1)), 110 * kMicrosecond,
+                  {lock(), work(10 * kMicrosecond), unlock()});
+       }},
+      {"a trylock in the second hold", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_holding_twice(h);
+         h.thread(fair_params("try", 0, only(kGold1)), 110 * kMicrosecond,
+                  {try_lock(), work(5 * kMicrosecond), unlock()});
+       }},
+      {"an RT task waits for the spinlock holder in its first hold", LockKind::kSpinlock,
+       [](LockHarness& h) {
+         owner_holding_twice(h);
+         h.thread(rt_params("rt", 50, only(kGold0)), 60 * kMicrosecond, {work(100 * kMicrosecond)});
+       }},
+      {"an RT task waits for the spinlock holder in its second hold", LockKind::kSpinlock,
+       [](LockHarness& h) {
+         owner_holding_twice(h);
+         h.thread(rt_params("rt", 50, only(kGold0)), 110 * kMicrosecond,
+                  {work(100 * kMicrosecond)});
+       }},
+      {"an RT task preempts the mutex holder in its first hold; a waiter sleeps", LockKind::kMutex,
+       [](LockHarness& h) {
+         owner_holding_twice(h);
+         h.thread(fair_params("waiter", -10, only(kGold1)), 70 * kMicrosecond,
+                  {lock(), work(10 * kMicrosecond), unlock()});
+         h.thread(rt_params("rt", 50, only(kGold0)), 60 * kMicrosecond, {work(300 * kMicrosecond)});
+       }},
+  };
+  for (const RunThroughCase& c : cases) expect_same_history(c);
+}
+
+TEST(KernelLockRunThroughTest, AClaimThroughTwoHoldsSavesTwoSegmentEnds) {
+  // Uncontended, the work before the lock and the work of both holds end in one event instead
+  // of three (each hold ends a segment step by step); both holds are counted, with their
+  // lengths.
+  LockHarness steps(LockKind::kMutex, false);
+  LockHarness claims(LockKind::kMutex, true);
+  const int a = owner_holding_twice(steps);
+  owner_holding_twice(claims);
+  steps.run_until(10 * kMillisecond);
+  claims.run_until(10 * kMillisecond);
+  EXPECT_EQ(claims.events(), steps.events() - 2);
+  EXPECT_EQ(claims.stats().acquisitions, 2U);
+  ASSERT_EQ(claims.stats().hold_ns.count(), 2U);
+  EXPECT_NEAR(static_cast<double>(claims.stats().hold_ns.sum()),
+              static_cast<double>(steps.stats().hold_ns.sum()), 4.0);
+  EXPECT_GT(claims.stats().hold_ns.min(), 0);
+  EXPECT_LT(claims.stats().hold_ns.min(), claims.stats().hold_ns.max());  // 40 us, then 60 us
+  EXPECT_NEAR(static_cast<double>(claims.granted_at(a)), static_cast<double>(steps.granted_at(a)),
+              4.0);
+  EXPECT_EQ(claims.locks().owner(claims.lock_id()), -1);
+  EXPECT_FALSE(claims.locks().has_claim(a));
 }
 
 TEST(KernelLockRunThroughTest, AClaimSavesTheSegmentEndAtTheLock) {

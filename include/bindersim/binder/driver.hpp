@@ -195,6 +195,7 @@ class Driver final : public sched::TaskOwner,
   // LockClient
   void on_lock_granted(int tid, int lock) override;
   void on_claim_dropped(int tid, int lock) override;
+  void on_claim_cut(int tid, int lock) override;
   // selectors::MachineView
   bool available_idle_cpu(int cpu) const override { return sched_.available_idle_cpu(cpu); }
   const topology::Topology& topology() const override { return context_.topology; }

@@ -31,6 +31,10 @@ class LockClient {
   // `tid`'s claim on `lock` was dropped before its segment reached the lock (KernelLocks::
   // claim): its segment now ends there, and its next step must be the acquisition again.
   virtual void on_claim_dropped(int tid, int lock) = 0;
+  // `tid`'s claim on `lock` with a relock (KernelLocks::claim) was settled inside the first
+  // hold: `tid` holds the lock, its segment now ends at the first release, and its next step
+  // must be that release.
+  virtual void on_claim_cut(int tid, int lock) = 0;
 };
 
 // Every kernel lock of a simulation. Threads that wait are driven through the scheduler: a
@@ -66,7 +70,12 @@ class KernelLocks final : public engine::EventHandler {
   // so must the owner when the segment ends and when the scheduler asks (TaskOwner::settle, for
   // the task has runs_ahead set). The lock is thus taken at the same point as step by step,
   // with one segment end fewer.
-  bool claim(int tid, int lock, std::int64_t locked_work);
+  // With `relock_work` > 0 (less than `locked_work`), the lock is released and at once taken
+  // again where that much of the segment's work is left: two holds in a row with nothing
+  // between them, as binder's free path takes the allocator lock for the buffer's lookup,
+  // then again to free it. Settled inside the first hold, the segment is cut at its release
+  // (LockClient::on_claim_cut); past it, both acquisitions happened: two segment ends fewer.
+  bool claim(int tid, int lock, std::int64_t locked_work, std::int64_t relock_work = 0);
   bool has_claim(int tid) const {
     return static_cast<std::size_t>(tid) < threads_.size() &&
            threads_[static_cast<std::size_t>(tid)].claim >= 0;
@@ -115,6 +124,7 @@ class KernelLocks final : public engine::EventHandler {
     int holding = 0;                     // locks held (switches are watched while > 0 or waiting)
     int claim = -1;                      // the lock it claims, or -1
     std::int64_t claim_locked_work = 0;  // reference work of its segment after that lock
+    std::int64_t claim_relock_work = 0;  // 0, or the work left where the lock is taken again
   };
 
   Lock& lk(int lock) { return locks_[static_cast<std::size_t>(lock)]; }
