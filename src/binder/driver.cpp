@@ -187,14 +187,17 @@ void Driver::reply(int tid, std::int64_t payload_bytes) {
   Transaction& answered = txns_[static_cast<std::size_t>(t.stack.back())];
   BSIM_CHECK(!answered.oneway && answered.from_tid != tid);
   answered.payload_bytes = payload_bytes;
+  const bool free_first = procs_[static_cast<std::size_t>(t.proc)].config.free_before_reply;
   if (auto* tracer = context_.tracer) {
     if (t.free_pending) tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
+    if (free_first) tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
     tracer->binder_command(sched_, tid, trace::BinderCommand::kReply);
   }
   const auto& costs = context_.topology.costs();
   // The reply's buffer is allocated in the caller's process.
   begin_path(tid, Phase::kReply);
   add_pending_free(tid);  // the reply of a nested call made while handling this one
+  if (free_first) add_free(tid, t.proc, answered.buffer);  // the request's, before BC_REPLY
   // Upstream restores the server's nice as binder_transaction() starts the reply
   // (binder_set_nice(in_reply_to->saved_priority)), after the free written before BC_REPLY;
   // Android after waking the caller (do_reply).
@@ -658,11 +661,14 @@ void Driver::do_reply(int tid) {
     tracer->binder_return(sched_, tid, trace::BinderReturn::kTransactionComplete);
   }
   maybe_spawn(tid);
-  if (auto* tracer = context_.tracer) {
-    tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
-  }
   begin_path(tid, Phase::kReturnToRead);
-  add_free(tid, th(tid).proc, request_buffer);
+  // The request's buffer, unless libbinder freed it before the reply (reply()).
+  if (!procs_[static_cast<std::size_t>(th(tid).proc)].config.free_before_reply) {
+    if (auto* tracer = context_.tracer) {
+      tracer->binder_command(sched_, tid, trace::BinderCommand::kFreeBuffer);
+    }
+    add_free(tid, th(tid).proc, request_buffer);
+  }
   run_path(tid);
 }
 

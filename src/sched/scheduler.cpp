@@ -1085,6 +1085,25 @@ void Scheduler::set_task_util(int tid, double util) {
   if (task.cpu >= 0) attach_signals(task, task.cpu);
 }
 
+// A fair task leaving for an RT class (`was_rt` false) or back (true), on task.cpu: see
+// SchedTunables::normalise_vruntime_across_rt.
+void Scheduler::carry_vruntime_across_rt(Task& task, bool was_rt) {
+  const std::int64_t min_vruntime = q(task.cpu).min_vruntime;
+  if (!tunables_.normalise_vruntime_across_rt) {
+    if (was_rt) task.vruntime = std::max(task.vruntime, min_vruntime);
+    return;
+  }
+  if (was_rt) {
+    task.vruntime += min_vruntime;
+    return;
+  }
+  if (task.state == TaskState::kSleeping) {
+    // place_entity(cfs_rq, se, 0): a sleeper keeps at most half a latency period of credit.
+    task.vruntime = std::max(task.vruntime, min_vruntime - tunables_.sched_latency_ns / 2);
+  }
+  task.vruntime -= min_vruntime;
+}
+
 void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority) {
   Task& task = t(tid);
   if (task.policy == policy && task.nice == nice && task.rt_priority == rt_priority) return;
@@ -1105,9 +1124,7 @@ void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority
   task.weight = nice_to_weight(nice);
   if (task.cpu >= 0) attach_signals(task, task.cpu);
   if (queued || running) util_est_enqueue(task, task.cpu);
-  if (was_rt && !task.is_rt() && task.cpu >= 0) {
-    task.vruntime = std::max(task.vruntime, q(task.cpu).min_vruntime);
-  }
+  if (task.cpu >= 0 && was_rt != task.is_rt()) carry_vruntime_across_rt(task, was_rt);
   if (queued) {
     enqueue(task.cpu, tid);
     check_preempt(task.cpu, tid, task.cpu);

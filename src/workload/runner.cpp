@@ -73,6 +73,7 @@ void WorkloadRunner::start() {
     config.looper_working_set_bytes = spec.looper_working_set_bytes;
     config.buffer_space.space_bytes = spec.buffer_space_bytes;
     config.cpuset = cpu_mask(spec.cpuset);
+    config.free_before_reply = spec.free_before_reply;
     for (const auto& node : spec.nodes) config.nodes.push_back(node.config);
     driver_.create_process(config);
   }

@@ -186,6 +186,7 @@ class ScenarioParser {
       spec.max_threads = static_cast<int>(max_threads->as_int(0, 1000));
     }
     spec.start_thread_pool = reader.bool_or("start_thread_pool", true);
+    spec.free_before_reply = reader.bool_or("free_before_reply", false);
     if (auto ws = reader.optional("looper_working_set_bytes")) {
       spec.looper_working_set_bytes = ws->as_int(0, std::int64_t{1} << 32);
     }
@@ -367,6 +368,10 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     tunables.periodic_balance = k.bool_or("periodic_balance", tunables.periodic_balance);
     tunables.misfit_migration = k.bool_or("misfit_migration", tunables.misfit_migration);
     tunables.util_est = k.bool_or("util_est", tunables.util_est);
+    if (auto carry = k.optional("vruntime_across_rt")) {
+      tunables.normalise_vruntime_across_rt =
+          carry->as_enum({"clamped", "normalised"}) == "normalised";
+    }
     k.optional("source");
     k.finish();
   }

@@ -112,6 +112,55 @@ TEST(AllocPathTest, ALooperFreesItsNestedCallsReplyWithItsOwnReply) {
   EXPECT_EQ(h.driver.allocator_stats().allocations, 4U);
 }
 
+// One call from a client on gold 0 to a server on gold 1 whose libbinder frees the request's
+// buffer before it replies (or after).
+struct OneCall {
+  explicit OneCall(bool free_before_reply) : h("fifo") {
+    server = h.add_server("server", 0, {}, free_before_reply);
+    h.pin_loopers("server", {kGold1});
+    const int clients = h.add_client_process();
+    client = h.add_thread(clients, "client", kGold0);
+    h.user.start_at(client, 100 * kMicrosecond);
+    h.user.then(client,
+                [this](int t) { h.driver.call(t, server, 0, 64, false, 10 * kMicrosecond); });
+    h.user.then(client, [this](int t) {
+      allocated_in_server_on_return = h.driver.allocator(server).allocated_buffers();
+      h.driver.exit_thread(t);
+    });
+    h.run_until(100 * kMillisecond);
+  }
+  SimTime latency() const {
+    const auto& record = h.user.replies_to(client).at(0).record;
+    return record.finished - record.started;
+  }
+  DriverHarness h;
+  int server = -1;
+  int client = -1;
+  int allocated_in_server_on_return = -1;
+};
+
+TEST(AllocPathTest, ALibbinderThatFreesBeforeItRepliesDelaysTheReplyByTheFree) {
+  // libbinder (b/238777741) writes BC_FREE_BUFFER of the request before BC_REPLY: the server
+  // runs the free path before the reply's, so the caller waits that much longer, and the
+  // request's buffer is gone when the caller returns. The same allocations and lock holds.
+  OneCall after(false);
+  OneCall before(true);
+  ASSERT_EQ(after.h.user.replies_to(after.client).size(), 1U);
+  ASSERT_EQ(before.h.user.replies_to(before.client).size(), 1U);
+  const SimTime free_path =
+      before.h.sched.run_time(before.h.topology.costs().binder_free_ref_ns, kGold1);
+  ASSERT_GT(free_path, 0);
+  EXPECT_NEAR(static_cast<double>(before.latency() - after.latency()),
+              static_cast<double>(free_path), 0.05 * static_cast<double>(free_path));
+  EXPECT_EQ(before.allocated_in_server_on_return, 0);
+  for (const OneCall* run : {&after, &before}) {
+    const stats::AllocatorStats stats = run->h.driver.allocator_stats();
+    EXPECT_EQ(stats.allocations, 2U);
+    EXPECT_EQ(stats.alloc_lock.acquisitions, 2U + 2U * 2U);
+    EXPECT_EQ(run->h.driver.allocator(run->server).allocated_buffers(), 0);
+  }
+}
+
 TEST(AllocPathTest, FirstUseInstallsPagesInsideTheMutexOnlyWhenToldSo) {
   // The first call installs one page in each process (request and reply buffers); the second
   // reuses them from the LRU. With page installation inside the mutex (6.1) the longest hold

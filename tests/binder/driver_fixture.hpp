@@ -345,11 +345,13 @@ class DriverHarness {
   DriverHarness& operator=(const DriverHarness&) = delete;
 
   // A server process with a thread pool (its main looper starts now).
-  int add_server(const std::string& name, int max_threads, std::vector<NodeConfig> nodes = {}) {
+  int add_server(const std::string& name, int max_threads, std::vector<NodeConfig> nodes = {},
+                 bool free_before_reply = false) {
     ProcessConfig config;
     config.name = name;
     config.max_threads = max_threads;
     config.nodes = std::move(nodes);
+    config.free_before_reply = free_before_reply;
     return driver.create_process(config);
   }
   // A process without a thread pool, for client threads, with `buffer_space` bytes of buffer

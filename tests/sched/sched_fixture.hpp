@@ -222,6 +222,8 @@ class SchedHarness {
   SchedHarness(const SchedHarness&) = delete;
   SchedHarness& operator=(const SchedHarness&) = delete;
 
+  Scheduler& sched() { return sched_; }
+  FakeOwner& owner() { return owner_; }
   engine::SimTime now() const { return context_.engine.now(); }
   // Runs every event up to and including `time`; afterwards now() == time.
   void run_until(engine::SimTime time) {

@@ -96,6 +96,88 @@ TEST_F(SchedTest, FairQueueRunsSmallestVruntimeFirst) {
             (std::vector<int>{blocker, tids[1], tids[2], tids[3], tids[4], tids[0]}));
 }
 
+// A fair task made RT while asleep on a CPU whose queue has run for 50 ms, woken as RT on an
+// idle CPU and made fair again there while it runs: where its vruntime ends up.
+struct VruntimeAcrossRt {
+  std::int64_t owed;        // the task's vruntime after its first CPU's minimum when made RT
+  std::int64_t first_min;   // that CPU's min_vruntime then
+  std::int64_t second_min;  // the second CPU's min_vruntime as it returns to the fair class
+  std::int64_t returned;    // its vruntime after the return
+};
+
+// A fair task that ran on `cpu` behind a hog busy there since time 0, and sleeps there at
+// 60 ms.
+int asleep_after_a_hog(SchedHarness& h, int cpu) {
+  h.occupy(cpu, fair_params("hog"), 200 * kMillisecond);
+  h.run_until(40 * kMillisecond);
+  const int tid = h.spawn(fair_params("server", 0, only(cpu)), 10 * kMicrosecond, cpu);
+  h.run_until(60 * kMillisecond);
+  EXPECT_EQ(h.sched().task(tid).state, TaskState::kSleeping);
+  EXPECT_EQ(h.sched().task(tid).cpu, cpu);
+  return tid;
+}
+
+std::size_t owner_dones(SchedHarness& h, int tid) { return h.owner().dones_of(tid).size(); }
+
+VruntimeAcrossRt carry_vruntime_across_rt(bool normalise) {
+  SchedTunables tunables;
+  tunables.normalise_vruntime_across_rt = normalise;
+  SchedHarness h(tunables);
+  Scheduler& sched = h.sched();
+  constexpr int kFirst = 4;
+  constexpr int kSecond = 5;
+  const int tid = asleep_after_a_hog(h, kFirst);
+  sched.task_for_update(tid).params.affinity = only(kSecond);
+  VruntimeAcrossRt out{};
+  out.owed = kMillisecond;
+  out.first_min = sched.rq(kFirst).min_vruntime;
+  sched.task_for_update(tid).vruntime = out.first_min + out.owed;
+  sched.set_attributes(tid, Policy::kFifo, 0, 50);  // binder's inheritance, before the wakeup
+  h.owner().on_done(tid, [&](int id) {
+    out.second_min = sched.rq(kSecond).min_vruntime;
+    sched.set_attributes(id, Policy::kNormal, 0, 0);  // restored after the reply
+    out.returned = sched.task(id).vruntime;
+    sched.block(id);
+  });
+  h.wake(tid, from_cpu(kFirst));
+  h.run_until(70 * kMillisecond);
+  EXPECT_EQ(sched.task(tid).cpu, kSecond);
+  EXPECT_EQ(owner_dones(h, tid), 2U);
+  return out;
+}
+
+TEST(VruntimeAcrossRtTest, NormalisedKeepsTheLagAgainstTheNewQueue) {
+  // The kernel: relative to the first queue's minimum as it leaves the fair class, plus the
+  // second queue's minimum as it comes back: it still owes 1 ms, now against the second CPU.
+  const VruntimeAcrossRt r = carry_vruntime_across_rt(true);
+  ASSERT_GT(r.first_min, r.second_min + 40 * kMillisecond);
+  EXPECT_EQ(r.returned, r.second_min + r.owed);
+}
+
+TEST(VruntimeAcrossRtTest, ClampedKeepsTheFirstQueuesScale) {
+  // The calibrated model: the value from the first queue, raised to the second queue's
+  // minimum only if below it; here ~50 ms ahead of everything on the second CPU.
+  const VruntimeAcrossRt r = carry_vruntime_across_rt(false);
+  ASSERT_GT(r.first_min, r.second_min + 40 * kMillisecond);
+  EXPECT_EQ(r.returned, r.first_min + r.owed);
+}
+
+TEST(VruntimeAcrossRtTest, NormalisedGivesASleeperAtMostHalfALatencyOfCredit) {
+  // place_entity() as it leaves the fair class asleep: a vruntime far below its queue's
+  // minimum is raised to half a latency period below it first.
+  SchedTunables tunables;
+  tunables.normalise_vruntime_across_rt = true;
+  SchedHarness h(tunables);
+  Scheduler& sched = h.sched();
+  const int tid = asleep_after_a_hog(h, 4);
+  const std::int64_t min_vruntime = sched.rq(4).min_vruntime;
+  sched.task_for_update(tid).vruntime = min_vruntime - 40 * kMillisecond;
+  sched.set_attributes(tid, Policy::kFifo, 0, 50);
+  EXPECT_EQ(sched.task(tid).vruntime, -tunables.sched_latency_ns / 2);
+  sched.set_attributes(tid, Policy::kNormal, 0, 0);  // back, asleep on the same CPU
+  EXPECT_EQ(sched.task(tid).vruntime, min_vruntime - tunables.sched_latency_ns / 2);
+}
+
 TEST_F(SchedTest, RtTasksRunBeforeFairTasks) {
   // Every RT task runs before any CFS task, even the lowest RT priority against a nice -20
   // task with the smallest vruntime that was queued earlier.

@@ -158,6 +158,7 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_TRUE(s.kernel.sched.periodic_balance);
   EXPECT_TRUE(s.kernel.sched.misfit_migration);
   EXPECT_TRUE(s.kernel.sched.util_est);
+  EXPECT_FALSE(s.kernel.sched.normalise_vruntime_across_rt);
   EXPECT_EQ(s.kernel.selector, "fifo");
   EXPECT_EQ(s.kernel.inheritance, binder::PriorityInheritance::kAndroid);
 
@@ -165,6 +166,7 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   const ProcessSpec& a = s.processes[0];
   EXPECT_EQ(a.max_threads, 15);
   EXPECT_TRUE(a.start_thread_pool);
+  EXPECT_FALSE(a.free_before_reply);
   EXPECT_EQ(a.looper_working_set_bytes, 0);
   EXPECT_TRUE(a.cpuset.cpus.empty());  // every CPU
   ASSERT_EQ(a.nodes.size(), 1u);       // the default node
@@ -230,6 +232,26 @@ TEST_F(ScenarioTest, BalanceSwitchesParse) {
   EXPECT_TRUE(parsed.kernel.sched.newidle_balance);
   EXPECT_EQ(error_after([](auto& s) { s["kernel"]["misfit_migration"] = "yes"; }),
             kFile + ": /kernel/misfit_migration: expected true or false, got \"yes\"");
+}
+
+TEST_F(ScenarioTest, TheKernelsAndLibbindersBehavioursCanBeChosenWhereTheModelDiffers) {
+  // Two behaviours in which the calibrated model differs from the kernel and libbinder
+  // (docs/model.md, "What is simplified") can be switched to theirs.
+  nlohmann::json value = shipped();
+  value["kernel"]["vruntime_across_rt"] = "normalised";
+  value["processes"][0]["free_before_reply"] = true;
+  const Scenario parsed = parse(value);
+  EXPECT_TRUE(parsed.kernel.sched.normalise_vruntime_across_rt);
+  EXPECT_TRUE(parsed.processes[0].free_before_reply);
+  EXPECT_FALSE(parsed.processes[1].free_before_reply);
+  value["kernel"]["vruntime_across_rt"] = "clamped";
+  EXPECT_FALSE(parse(value).kernel.sched.normalise_vruntime_across_rt);
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["vruntime_across_rt"] = "relative"; }),
+            kFile +
+                ": /kernel/vruntime_across_rt: expected one of clamped, normalised, got "
+                "\"relative\"");
+  EXPECT_EQ(error_after([](auto& s) { s["processes"][0]["free_before_reply"] = 1; }),
+            kFile + ": /processes/0/free_before_reply: expected true or false, got 1");
 }
 
 TEST_F(ScenarioTest, WrongTypeNamesPointerExpectedAndFound) {
@@ -378,7 +400,8 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
           ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
           "alloc_lock, alloc_page_install, cpufreq_governor, memory_pressure, "
           "misfit_migration, newidle_balance, periodic_balance, placement, priority_inheritance, "
-          "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source, util_est");
+          "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source, util_est, "
+          "vruntime_across_rt");
 }
 
 TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {

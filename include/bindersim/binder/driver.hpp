@@ -66,6 +66,11 @@ struct ProcessConfig {
   // The process's cpuset, a CPU mask (bit i: CPU i; 0: every CPU). Every thread of the process
   // runs only there: loopers, and threads created with an affinity (intersected with it).
   std::uint64_t cpuset = 0;
+  // libbinder frees a transaction's buffer before it replies (IPCThreadState::executeCommand():
+  // buffer.setDataSize(0) before sendReply(), b/238777741): BC_FREE_BUFFER, then BC_REPLY, in
+  // one write. false (the calibrated model): the free follows the reply, on the way back to the
+  // read. docs/model.md.
+  bool free_before_reply = false;
 };
 
 // The CPUs a thread may run on: its affinity within its process's cpuset, as masks (0 in either:

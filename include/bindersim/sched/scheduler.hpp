@@ -86,6 +86,13 @@ struct SchedTunables {
   // schedutil, energy estimates) is the larger of its PELT sum and the estimates of the fair
   // tasks enqueued there.
   bool util_est = true;
+  // A fair task's vruntime across a stretch in an RT class (binder's priority inheritance).
+  // false (the calibrated model): it keeps the value of the CPU it left the fair class on, and
+  // is raised to the minimum of the queue it returns on. true (the kernel): it is made
+  // relative to its queue's min_vruntime as it leaves the fair class (after place_entity()'s
+  // sleeper floor, if it sleeps: detach_task_cfs_rq()) and the minimum of the queue it
+  // returns on is added back (attach_task_cfs_rq(), enqueue_entity()). docs/model.md.
+  bool normalise_vruntime_across_rt = false;
   Governor governor = Governor::kPerformance;
   // schedutil's rate_limit_us: no new frequency request sooner than this after the last one.
   SimTime schedutil_rate_limit_ns = engine::kMillisecond;
@@ -354,6 +361,7 @@ class Scheduler final : public engine::EventHandler {
   }
   void account_running(int cpu);
   void rearm(int cpu);
+  void carry_vruntime_across_rt(Task& task, bool was_rt);
   // Every change of a CPU's running task goes through set_curr(): it keeps the CPU's bit of
   // idle_task_cpus_ current.
   void set_curr(int cpu, int tid) {

@@ -84,6 +84,7 @@ struct ProcessSpec {
   std::int64_t looper_working_set_bytes = 0;
   std::int64_t buffer_space_bytes = binder::AllocatorConfig{}.space_bytes;
   CpuList cpuset;  // the process's cpuset: every thread of it, loopers included, runs only there
+  bool free_before_reply = false;  // binder::ProcessConfig::free_before_reply
   std::vector<NodeSpec> nodes;
 };
 
