@@ -270,10 +270,18 @@ void WorkloadRunner::spawn_helper(int tid) {
   const Step& step = *state(tid).thread_step;
   const int client = state(tid).client;
   const int proc = driver_.process_of(tid);
+  const bool bionic = scenario_.processes[static_cast<std::size_t>(proc)].bionic_thread_creation;
   sched::TaskParams params;
   params.policy = step.policy;
   params.nice = step.nice;
   params.rt_priority = step.rt_priority;
+  if (bionic) {
+    // clone() gives the thread its creator's class; the step's follows below.
+    const sched::Task& creator = driver_.scheduler().task(tid);
+    params.policy = creator.policy;
+    params.nice = creator.nice;
+    params.rt_priority = creator.rt_priority;
+  }
   // clone() copies the creator's CPU mask: the new thread may run where its creator may.
   params.affinity = driver_.scheduler().task(tid).params.affinity;
   if (client >= 0) {
@@ -299,6 +307,7 @@ void WorkloadRunner::spawn_helper(int tid) {
   c.mode = Mode::kStarting;
   parent.mode = Mode::kJoining;
   driver_.start_thread(child, step.start_ref_ns, tid);
+  if (bionic) driver_.set_scheduler(child, step.policy, step.nice, step.rt_priority);
   driver_.wait_user(tid);
 }
 

@@ -187,6 +187,9 @@ class ScenarioParser {
     }
     spec.start_thread_pool = reader.bool_or("start_thread_pool", true);
     spec.free_before_reply = reader.bool_or("free_before_reply", false);
+    if (auto creation = reader.optional("thread_creation")) {
+      spec.bionic_thread_creation = creation->as_enum({"direct", "bionic"}) == "bionic";
+    }
     if (auto ws = reader.optional("looper_working_set_bytes")) {
       spec.looper_working_set_bytes = ws->as_int(0, std::int64_t{1} << 32);
     }

@@ -244,11 +244,12 @@ check "and the unpinned background with them, never the per-CPU housekeeping" \
   test "$(grep -cF '["background.5.affinity",[0,1,2,3]]' "$TMP/out")" -eq 60 -a \
   "$(grep -cF '"background.6.affinity"' "$TMP/out")" -eq 0
 run sweep expand "$ROOT/sweeps/deviation-sensitivity.json"
-check "sweeps/deviation-sensitivity.json expands to 4 points x 3 selectors x 10 seeds" \
-  test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 120
-check "half of its runs normalise the vruntime, half free before the reply" \
-  test "$(grep -cF '["kernel.vruntime_across_rt","normalised"]' "$TMP/out")" -eq 60 -a \
-  "$(grep -cF '["processes.0.free_before_reply",true]' "$TMP/out")" -eq 60
+check "sweeps/deviation-sensitivity.json expands to 8 points x 3 selectors x 10 seeds" \
+  test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 240
+check "half of its runs normalise the vruntime, free before the reply, create as bionic" \
+  test "$(grep -cF '["kernel.vruntime_across_rt","normalised"]' "$TMP/out")" -eq 120 -a \
+  "$(grep -cF '["processes.0.free_before_reply",true]' "$TMP/out")" -eq 120 -a \
+  "$(grep -cF '["processes.1.thread_creation","bionic"]' "$TMP/out")" -eq 120
 run sweep expand "$ROOT/sweeps/free-before-reply-throughput.json"
 check "sweeps/free-before-reply-throughput.json expands to 2 points x 3 selectors x 10 seeds" \
   test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 60

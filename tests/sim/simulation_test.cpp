@@ -5,10 +5,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/result_json.hpp"
+#include "bindersim/trace/ftrace_writer.hpp"
 #include "sim_fixture.hpp"
 
 namespace bindersim {
@@ -436,6 +439,71 @@ TEST(SyncWakeupScenarioTest, SyncWakeesLandOnTheWakersCpuUnderGkiOnly) {
   EXPECT_LT(same_core_share(mainline), 0.05);
   EXPECT_EQ(gki.placement, "gki");
   EXPECT_EQ(mainline.placement, "mainline");
+}
+
+// --- how a thread step creates its thread ------------------------------------------------------
+
+// Where schd-dbg's SCHED_FIFO threads start, from the run's trace: each new thread's first
+// wakeup, as the creator's CPU, the target CPU and the priority it is woken with.
+struct NewThreadWakeup {
+  int creator_cpu = -1;
+  int target_cpu = -1;
+  int prio = -1;
+};
+
+std::vector<NewThreadWakeup> fifo_thread_wakeups(const workload::Scenario& scenario) {
+  const auto topology = testing::topology_of(scenario);
+  std::ostringstream text;
+  trace::FtraceWriter writer(text, topology);
+  sim::RunOptions options;
+  options.selector = "fifo";
+  options.tracer = &writer;
+  sim::run(scenario, topology, testing::builtin_registry(), options);
+  writer.flush();
+  std::vector<NewThreadWakeup> out;
+  std::istringstream lines(text.str());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("sched_wakeup_new: comm=client:thread ") == std::string::npos) continue;
+    NewThreadWakeup w;
+    w.creator_cpu = std::stoi(line.substr(line.find('[') + 1, 3));
+    w.target_cpu = std::stoi(line.substr(line.find("target_cpu=") + 11));
+    w.prio = std::stoi(line.substr(line.find("prio=") + 5));
+    out.push_back(w);
+  }
+  return out;
+}
+
+TEST(ThreadCreationTest, DirectlyInItsClassOnItsCreatorsCpu) {
+  // The calibrated model: the thread is created SCHED_FIFO (prio 0) and RT placement keeps it
+  // on its creator's CPU, where only the fair creator runs.
+  const auto wakeups = fifo_thread_wakeups(scaled_scenario("schd-dbg", 20));
+  ASSERT_EQ(wakeups.size(), 20U);
+  for (const NewThreadWakeup& w : wakeups) {
+    EXPECT_EQ(w.prio, 0);
+    EXPECT_EQ(w.target_cpu, w.creator_cpu);
+  }
+}
+
+TEST(ThreadCreationTest, AsBionicInItsCreatorsClassWhereForkBalancingPutsIt) {
+  // bionic's pthread_create(): clone() in the creator's class (SCHED_OTHER, prio 120), placed by
+  // fork balancing on an idle CPU (the creator's is busy), then made SCHED_FIFO there.
+  auto scenario = scaled_scenario("schd-dbg", 20);
+  for (auto& process : scenario.processes) process.bionic_thread_creation = true;
+  const auto wakeups = fifo_thread_wakeups(scenario);
+  ASSERT_EQ(wakeups.size(), 20U);
+  int moved = 0;
+  for (const NewThreadWakeup& w : wakeups) {
+    EXPECT_EQ(w.prio, 120);
+    if (w.target_cpu != w.creator_cpu) ++moved;
+  }
+  EXPECT_GE(moved, 18);
+  // They call as SCHED_FIFO threads all the same.
+  const auto result = run_scenario(scenario, "fifo");
+  std::uint64_t fifo_calls = 0;
+  for (auto tier : {Tier::kSameCore, Tier::kSameCluster, Tier::kCrossCluster}) {
+    fifo_calls += result.tier(SchedClass::kFifo, tier).count();
+  }
+  EXPECT_EQ(fifo_calls, 20U);
 }
 
 }  // namespace

@@ -167,6 +167,7 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_EQ(a.max_threads, 15);
   EXPECT_TRUE(a.start_thread_pool);
   EXPECT_FALSE(a.free_before_reply);
+  EXPECT_FALSE(a.bionic_thread_creation);
   EXPECT_EQ(a.looper_working_set_bytes, 0);
   EXPECT_TRUE(a.cpuset.cpus.empty());  // every CPU
   ASSERT_EQ(a.nodes.size(), 1u);       // the default node
@@ -240,10 +241,13 @@ TEST_F(ScenarioTest, TheKernelsAndLibbindersBehavioursCanBeChosenWhereTheModelDi
   nlohmann::json value = shipped();
   value["kernel"]["vruntime_across_rt"] = "normalised";
   value["processes"][0]["free_before_reply"] = true;
+  value["processes"][1]["thread_creation"] = "bionic";
   const Scenario parsed = parse(value);
   EXPECT_TRUE(parsed.kernel.sched.normalise_vruntime_across_rt);
   EXPECT_TRUE(parsed.processes[0].free_before_reply);
   EXPECT_FALSE(parsed.processes[1].free_before_reply);
+  EXPECT_FALSE(parsed.processes[0].bionic_thread_creation);
+  EXPECT_TRUE(parsed.processes[1].bionic_thread_creation);
   value["kernel"]["vruntime_across_rt"] = "clamped";
   EXPECT_FALSE(parse(value).kernel.sched.normalise_vruntime_across_rt);
   EXPECT_EQ(error_after([](auto& s) { s["kernel"]["vruntime_across_rt"] = "relative"; }),
@@ -252,6 +256,9 @@ TEST_F(ScenarioTest, TheKernelsAndLibbindersBehavioursCanBeChosenWhereTheModelDi
                 "\"relative\"");
   EXPECT_EQ(error_after([](auto& s) { s["processes"][0]["free_before_reply"] = 1; }),
             kFile + ": /processes/0/free_before_reply: expected true or false, got 1");
+  EXPECT_EQ(
+      error_after([](auto& s) { s["processes"][1]["thread_creation"] = "glibc"; }),
+      kFile + ": /processes/1/thread_creation: expected one of direct, bionic, got \"glibc\"");
 }
 
 TEST_F(ScenarioTest, WrongTypeNamesPointerExpectedAndFound) {

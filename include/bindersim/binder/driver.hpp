@@ -188,6 +188,10 @@ class Driver final : public sched::TaskOwner,
   void wait_user(int tid);
   // Wakes `tid` (sleeping in userspace, e.g. in pthread_join) from the running `waker`.
   void wake_user(int tid, int waker_tid, std::int64_t then_work_ref_ns);
+  // sched_setscheduler() of thread `tid` from userspace: its policy and priority.
+  void set_scheduler(int tid, sched::Policy policy, int nice, int rt_priority) {
+    sched_.set_attributes(tid, policy, nice, rt_priority);
+  }
 
   // Transactions `tid` is handling, nested (its transaction_stack's depth).
   std::size_t transaction_depth(int tid) const { return th(tid).stack.size(); }

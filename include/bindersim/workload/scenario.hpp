@@ -85,6 +85,11 @@ struct ProcessSpec {
   std::int64_t buffer_space_bytes = binder::AllocatorConfig{}.space_bytes;
   CpuList cpuset;  // the process's cpuset: every thread of it, loopers included, runs only there
   bool free_before_reply = false;  // binder::ProcessConfig::free_before_reply
+  // How its threads' `thread` steps create their thread. false (the calibrated model): in the
+  // step's class, placed by that class's wakeup placement from the creator's CPU. true (bionic's
+  // pthread_create()): clone() in the creator's class, placed by fork balancing, then given the
+  // step's class by the creator (__init_thread(): sched_setscheduler()).
+  bool bionic_thread_creation = false;
   std::vector<NodeSpec> nodes;
 };
 
