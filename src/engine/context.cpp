@@ -28,4 +28,8 @@ void SimContext::set_log_level(spdlog::level::level_enum level) const {
   for (const auto& logger : {sched_log, binder_log, workload_log}) logger->set_level(level);
 }
 
+void log_debug(spdlog::logger& logger, fmt::string_view format, fmt::format_args args) {
+  logger.log(spdlog::level::debug, fmt::vformat(format, args));
+}
+
 }  // namespace bindersim::engine

@@ -287,7 +287,8 @@ struct CpuUtil {
 };
 
 CpuUtil cpu_util_of(const Scheduler& sched, int cpu) {
-  return {sched.cpu_util_fair(cpu), sched.cpu_util_rt(cpu), sched.rq(cpu).util_est};
+  const Scheduler::Utilisation util = sched.utilisation(cpu);
+  return {util.fair, util.rt, sched.rq(cpu).util_est};
 }
 
 // cpu_util_next() of `wakee`: the fair utilisation of `cpu` (`now`) with the task moved to
@@ -419,7 +420,7 @@ int GkiPlacement::find_energy_efficient_cpu(const Scheduler& sched, int tid, int
           energy_terms(sched, cpu, util_next(now, cpu, wakee, kNoCpu), now.rt, scale_cpu);
       if (!task.allowed_on(cpu)) continue;
       const double util = util_next(now, cpu, wakee, cpu);
-      const double capacity = sched.capacity_of(cpu);
+      const double capacity = sched.capacity_less_rt(cpu, now.rt);
       if (!MainlinePlacement::fits_capacity(util, capacity)) continue;
       const double spare = capacity - util;
       if (cpu == prev_cpu) {

@@ -129,9 +129,7 @@ int Scheduler::next_pushable_rt_prio(int cpu) const {
 
 int Scheduler::runnable_fair_weight(int cpu) const {
   const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
-  int weight = r.curr >= 0 && !task(r.curr).is_rt() ? task(r.curr).weight : 0;
-  for (int tid : r.fair) weight += task(tid).weight;
-  return weight;
+  return (r.curr >= 0 && !task(r.curr).is_rt() ? task(r.curr).weight : 0) + r.fair_weight;
 }
 
 namespace {
@@ -150,14 +148,18 @@ double Scheduler::cpu_load(int cpu) const {
   return carried(r.load_fair, decay_(now() - r.signals_at), weight > 0, weight);
 }
 
-const Scheduler::UtilMemo& Scheduler::refresh_util_memo(int cpu) const {
-  UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
+inline Scheduler::Utilisation Scheduler::carried_utilisation(int cpu, double keep) const {
   const RunQueue& r = rq(cpu);
-  const double keep = decay_(now() - r.signals_at);
   const bool rt_running = r.curr >= 0 && task(r.curr).is_rt();
   const bool fair_running = r.curr >= 0 && !rt_running;
-  memo.fair = carried(r.util_fair, keep, fair_running, current_capacity(cpu));
-  memo.rt = carried(r.util_rt, keep, rt_running, current_capacity(cpu));
+  return {carried(r.util_fair, keep, fair_running, current_capacity(cpu)),
+          carried(r.util_rt, keep, rt_running, current_capacity(cpu))};
+}
+
+const Scheduler::UtilMemo& Scheduler::refresh_util_memo(int cpu) const {
+  UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
+  memo.keep = decay_(now() - rq(cpu).signals_at);
+  memo.util = carried_utilisation(cpu, memo.keep);
   memo.at = now();
   return memo;
 }
@@ -319,11 +321,8 @@ std::int64_t Scheduler::work_for_ns(SimTime ns, int cpu) const {
 // as an RT task (a binder thread with an inherited RT priority) counts for the CPU's RT
 // utilisation and, for the task, as if it slept (the kernel leaves the entity un-updated while
 // RT and ages it on its return to the fair class).
-void Scheduler::update_pelt(Task& task) {
-  // Most calls find the signals current and no WALT demand to track: they return first thing.
-  if (!walt_tracking_ && now() <= task.util.last_update() && now() <= task.runnable.last_update()) {
-    return;
-  }
+// update_pelt() for signals last updated before now, or with WALT demand to track.
+void Scheduler::advance_task_signals(Task& task) {
   // WALT accounts every class: running and waiting time alike make demand.
   if (walt_tracking_) task.walt = walt_now(task);
   const bool fair = !task.is_rt();
@@ -342,16 +341,17 @@ void Scheduler::update_pelt(Task& task) {
   task.runnable.update(now(), runnable, 1024.0, decay_);
 }
 
-// sync_rq_signals() for signals last updated before now.
+// sync_rq_signals() for signals last updated before now. When the utilisation was read at this
+// instant, the memo holds it carried to now, and the decay factor.
 void Scheduler::advance_rq_signals(int cpu) {
   RunQueue& r = q(cpu);
-  const double keep = decay_(now() - r.signals_at);
-  const bool fair_running = r.curr >= 0 && !t(r.curr).is_rt();
-  const bool rt_running = r.curr >= 0 && t(r.curr).is_rt();
-  const double capacity = current_capacity(cpu);
+  const UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
+  const bool memo_current = memo.at == now();
+  const double keep = memo_current ? memo.keep : decay_(now() - r.signals_at);
+  const Utilisation util = memo_current ? memo.util : carried_utilisation(cpu, keep);
   const int weight = runnable_fair_weight(cpu);
-  r.util_fair = carried(r.util_fair, keep, fair_running, capacity);
-  r.util_rt = carried(r.util_rt, keep, rt_running, capacity);
+  r.util_fair = util.fair;
+  r.util_rt = util.rt;
   r.load_fair = carried(r.load_fair, keep, weight > 0, weight);
   r.signals_at = now();
 }
@@ -480,17 +480,26 @@ void Scheduler::enqueue(int cpu, int tid) {
   Task& task = t(tid);
   task.state = TaskState::kRunnable;
   task.kept_by_rt_sync = false;
-  (task.is_rt() ? q(cpu).rt : q(cpu).fair).push_back(tid);
+  RunQueue& r = q(cpu);
+  if (task.is_rt()) {
+    r.rt.push_back(tid);
+  } else {
+    r.fair.push_back(tid);
+    r.fair_weight += task.weight;
+  }
 }
 
 void Scheduler::dequeue(int cpu, int tid) {
   sync_rq_signals(cpu);
   RunQueue& r = q(cpu);
-  // A queued task is on the list of its class: set_attributes() dequeues it before a change.
-  std::vector<int>& list = t(tid).is_rt() ? r.rt : r.fair;
+  // A queued task is on the list of its class, with its weight: set_attributes() dequeues it
+  // before a change.
+  const Task& task = t(tid);
+  std::vector<int>& list = task.is_rt() ? r.rt : r.fair;
   const auto it = std::find(list.begin(), list.end(), tid);
   BSIM_CHECK_MSG(it != list.end(), "dequeue of a task that is not queued");
   list.erase(it);
+  if (!task.is_rt()) r.fair_weight -= task.weight;
 }
 
 int Scheduler::pick_next(int cpu) const {
@@ -565,9 +574,11 @@ void Scheduler::wake(int tid, const WakeContext& ctx) {
   }
   // Checked first: the call itself costs on this hot path even when the level drops the record.
   if (context_.sched_log->should_log(spdlog::level::debug)) {
-    SPDLOG_LOGGER_DEBUG(context_.sched_log, "[{} ns] wake {} ({}) prev {} waker cpu {}{} -> cpu {}",
-                        now(), tid, task.params.name, prev, ctx.waker_cpu, ctx.sync ? " sync" : "",
-                        cpu);
+    const SimTime at = now();
+    const char* const sync = ctx.sync ? " sync" : "";
+    engine::log_debug(
+        *context_.sched_log, "[{} ns] wake {} ({}) prev {} waker cpu {}{} -> cpu {}",
+        fmt::make_format_args(at, tid, task.params.name, prev, ctx.waker_cpu, sync, cpu));
   }
   const bool first_placement = task.cpu < 0;
   account_progress(cpu);  // update_curr(): min_vruntime of the target is current
@@ -815,7 +826,7 @@ int Scheduler::pull_rt_task(int cpu, int below_prio) {
 // important waiting pushable RT task (first queued on ties) moves to the CPU find_lowest_rq()
 // chooses, if that CPU runs nothing as important, and preempts there (an IPI). A waiting task
 // more important than the running one stays: it runs here next.
-void Scheduler::push_rt_tasks(int cpu) {
+void Scheduler::push_waiting_rt_tasks(int cpu) {
   while (true) {
     const RunQueue& r = q(cpu);
     if (r.curr < 0 || !t(r.curr).is_rt() || r.rt.empty()) return;
@@ -912,8 +923,7 @@ void Scheduler::go_idle(int cpu) {
 SimTime Scheduler::sched_slice(int cpu, const Task& task) const {
   const RunQueue& r = rqs_[static_cast<std::size_t>(cpu)];
   SimTime nr = static_cast<SimTime>(r.fair.size());
-  std::int64_t total_weight = 0;
-  for (int tid : r.fair) total_weight += this->task(tid).weight;
+  std::int64_t total_weight = r.fair_weight;
   if (r.curr >= 0 && !this->task(r.curr).is_rt()) {
     ++nr;
     total_weight += this->task(r.curr).weight;
@@ -979,16 +989,6 @@ void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
 
 // --- task-driven transitions ---------------------------------------------------------------
 
-void Scheduler::run(int tid, std::int64_t work_ref_ns) {
-  BSIM_CHECK(work_ref_ns >= 0);
-  Task& task = t(tid);
-  const bool running = task.state == TaskState::kRunning;
-  if (running) account_progress(task.cpu);
-  task.work_ref_ns += work_ref_ns;
-  task.has_segment = true;
-  if (running) rearm(task.cpu);
-}
-
 void Scheduler::replace_work(int tid, std::int64_t work_ref_ns) {
   BSIM_CHECK(work_ref_ns >= 0);
   Task& task = t(tid);
@@ -997,12 +997,6 @@ void Scheduler::replace_work(int tid, std::int64_t work_ref_ns) {
   task.work_ref_ns = work_ref_ns;
   task.has_segment = true;
   if (running) rearm(task.cpu);
-}
-
-std::int64_t Scheduler::remaining_work(int tid) {
-  const Task& task = t(tid);
-  if (task.state == TaskState::kRunning) account_progress(task.cpu);
-  return task.work_ref_ns;
 }
 
 void Scheduler::preempt_disable(int tid) {
@@ -1104,9 +1098,8 @@ void Scheduler::carry_vruntime_across_rt(Task& task, bool was_rt) {
   task.vruntime -= min_vruntime;
 }
 
-void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority) {
+void Scheduler::change_attributes(int tid, Policy policy, int nice, int rt_priority) {
   Task& task = t(tid);
-  if (task.policy == policy && task.nice == nice && task.rt_priority == rt_priority) return;
   const bool queued = task.state == TaskState::kRunnable;
   const bool running = task.state == TaskState::kRunning;
   if (running) account_progress(task.cpu);
@@ -1156,16 +1149,12 @@ void Scheduler::set_attributes(int tid, Policy policy, int nice, int rt_priority
 // sugov_update_shared(): the cluster's frequency follows its busiest CPU's utilisation with 25%
 // headroom (map_util_perf), resolved to the lowest operating point at or above it; no new
 // request within the rate limit of the last one. The change takes effect after the cluster's
-// transition latency.
-void Scheduler::update_frequency(int cluster) {
+// transition latency. update_frequency() has checked the rate limit.
+void Scheduler::request_frequency(int cluster) {
   if (tunables_.governor != Governor::kSchedutil) return;
   const auto& domain = context_.topology.frequency_domain(cluster);
   if (domain.opps.empty()) return;
   ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
-  if (f.last_request != engine::kNever &&
-      now() - f.last_request < tunables_.schedutil_rate_limit_ns) {
-    return;
-  }
   const auto& cpus = context_.topology.cluster_cpus(cluster);
   const auto max_capacity = static_cast<double>(context_.topology.capacity(cpus[0]));
   // The frequency (kHz) the cluster's utilisation asks for: not decreasing with it.
@@ -1287,10 +1276,8 @@ void Scheduler::kick_idle_balance(int cpu) {
 // update_misfit_status(): on CPUs of different capacities, the running fair task that may run
 // elsewhere and whose utilisation does not fit capacity_of() with the 20% margin
 // (util_fits_cpu()) is misfit.
-void Scheduler::update_misfit_status(int cpu) {
+void Scheduler::update_running_misfit_status(int cpu) {
   RunQueue& r = q(cpu);
-  r.misfit = false;
-  if (!misfit_active_ || r.curr < 0) return;
   const Task& task = t(r.curr);
   if (task.is_rt() || std::popcount(task.params.affinity) == 1) return;
   r.misfit = !MainlinePlacement::fits_capacity(task_util_est(r.curr), capacity_of(cpu));
@@ -1374,8 +1361,10 @@ void Scheduler::active_migrate(int src_cpu, int dst_cpu) {
   const int tid = src.curr;
   Task& task = t(tid);
   if (context_.sched_log->should_log(spdlog::level::debug)) {
-    SPDLOG_LOGGER_DEBUG(context_.sched_log, "[{} ns] misfit {} ({}) util {:.0f} cpu {} -> cpu {}",
-                        now(), tid, task.params.name, task_util(tid), src_cpu, dst_cpu);
+    const SimTime at = now();
+    const double util = task_util(tid);
+    engine::log_debug(*context_.sched_log, "[{} ns] misfit {} ({}) util {:.0f} cpu {} -> cpu {}",
+                      fmt::make_format_args(at, tid, task.params.name, util, src_cpu, dst_cpu));
   }
   account_progress(src_cpu);
   sync_rq_signals(src_cpu);

@@ -39,4 +39,10 @@ struct SimContext {
   Rng rng(std::uint64_t stream_id) const { return Rng(seed, stream_id); }
 };
 
+// Writes a debug record to `logger`: `format` with `args` (fmt::make_format_args of lvalues),
+// whatever the logger's level (the caller asks should_log() first). Formatted out of line, so
+// that a hot path that may log carries no formatting code: in a large translation unit that
+// code would take the compiler's inlining budget from the hot calls.
+void log_debug(spdlog::logger& logger, fmt::string_view format, fmt::format_args args);
+
 }  // namespace bindersim::engine

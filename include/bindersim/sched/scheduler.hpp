@@ -119,6 +119,7 @@ struct RunQueue {
   int curr = -1;          // running task, -1 when idle (written by Scheduler::set_curr() only)
   std::vector<int> rt;    // queued (not running) RT tasks
   std::vector<int> fair;  // queued (not running) fair tasks
+  int fair_weight = 0;    // their load weights summed (kept by Scheduler::enqueue() and dequeue())
   std::int64_t min_vruntime = 0;
   std::uint64_t generation = 0;         // bumped whenever the running segment is re-timed
   SimTime done_at = engine::kNever;     // when the pending completion event fires (kNever: none)
@@ -176,12 +177,25 @@ class Scheduler final : public engine::EventHandler {
   // try_to_wake_up(): places a sleeping task and enqueues it. Its segment must be set.
   void wake(int tid, const WakeContext& ctx);
   // Gives `tid` (running, or about to run after a wakeup) `work_ref_ns` of reference work.
-  void run(int tid, std::int64_t work_ref_ns);
+  // Inline: the layers above hand out work in many small segments.
+  void run(int tid, std::int64_t work_ref_ns) {
+    BSIM_CHECK(work_ref_ns >= 0);
+    Task& task = t(tid);
+    const bool running = task.state == TaskState::kRunning;
+    if (running) account_progress(task.cpu);
+    task.work_ref_ns += work_ref_ns;
+    task.has_segment = true;
+    if (running) rearm(task.cpu);
+  }
   // Replaces what is left of the work of `tid`'s segment with `work_ref_ns` (a spin that ends
   // when the lock is granted); its pending stall stays.
   void replace_work(int tid, std::int64_t work_ref_ns);
   // The reference work left in `tid`'s segment, its progress charged up to now.
-  std::int64_t remaining_work(int tid);
+  std::int64_t remaining_work(int tid) {
+    const Task& task = t(tid);
+    if (task.state == TaskState::kRunning) account_progress(task.cpu);
+    return task.work_ref_ns;
+  }
   // How long `work_ref_ns` of reference work takes on `cpu` at its current speed.
   SimTime run_time(std::int64_t work_ref_ns, int cpu) const { return scaled_ns(work_ref_ns, cpu); }
   // preempt_disable() / preempt_enable() of the running task: while disabled its CPU is not
@@ -201,7 +215,13 @@ class Scheduler final : public engine::EventHandler {
   // warm starts).
   void set_task_util(int tid, double util);
   // Changes the scheduling attributes of any task (priority inheritance, sched_setscheduler).
-  void set_attributes(int tid, Policy policy, int nice, int rt_priority);
+  // Most calls (priority inheritance at every transaction) keep them as they are: they return
+  // here, inline.
+  void set_attributes(int tid, Policy policy, int nice, int rt_priority) {
+    const Task& each = task(tid);
+    if (each.policy == policy && each.nice == nice && each.rt_priority == rt_priority) return;
+    change_attributes(tid, policy, nice, rt_priority);
+  }
 
   void on_event(const engine::Event& event) override;
   // Charges every running task for its time up to now, as a scheduler event would: the cost
@@ -246,17 +266,30 @@ class Scheduler final : public engine::EventHandler {
   // PELT load and utilisation of the tasks attached to `cpu` (blocked ones included):
   // cpu_util() is cpu_util_cfs() plus RT, as the energy model and schedutil see it.
   double cpu_load(int cpu) const;
+  // The fair and RT utilisation of a CPU, cpu_util_fair() and cpu_util_rt().
+  struct Utilisation {
+    double fair = 0;
+    double rt = 0;
+  };
+  // Both of `cpu` now, read together (the checks are inline: most asks hit). Signals current
+  // to now are the values themselves: a decay factor of 1 carries a value that is not negative
+  // zero (no signal is) to itself.
+  Utilisation utilisation(int cpu) const {
+    const RunQueue& r = rq(cpu);
+    if (r.signals_at == now()) return {r.util_fair, r.util_rt};
+    return util_memo(cpu).util;
+  }
   double cpu_util(int cpu) const {
-    const UtilMemo& util = util_memo(cpu);
+    const Utilisation util = utilisation(cpu);
     return std::max(util.fair, static_cast<double>(rq(cpu).util_est)) + util.rt;
   }
   // The PELT sum of the fair tasks attached to `cpu` (util_avg of its cfs_rq).
-  double cpu_util_fair(int cpu) const { return util_memo(cpu).fair; }
+  double cpu_util_fair(int cpu) const { return utilisation(cpu).fair; }
   // cpu_util_cfs(): that sum or, if larger, the estimates of the fair tasks enqueued there.
   double cpu_util_cfs(int cpu) const {
     return std::max(cpu_util_fair(cpu), static_cast<double>(rq(cpu).util_est));
   }
-  double cpu_util_rt(int cpu) const { return util_memo(cpu).rt; }
+  double cpu_util_rt(int cpu) const { return utilisation(cpu).rt; }
   double task_util(int tid) const;
   // task_util_est(): the task's utilisation or, if larger, its estimate (placement's fitness).
   double task_util_est(int tid) const {
@@ -266,7 +299,11 @@ class Scheduler final : public engine::EventHandler {
   // placement asks for it many times per wakeup.
   double capacity_orig(int cpu) const { return capacity_orig_[static_cast<std::size_t>(cpu)]; }
   // capacity_of(): the original capacity less what RT tasks use (at least 1).
-  double capacity_of(int cpu) const { return std::max(1.0, capacity_orig(cpu) - cpu_util_rt(cpu)); }
+  double capacity_of(int cpu) const { return capacity_less_rt(cpu, cpu_util_rt(cpu)); }
+  // capacity_of() with the CPU's RT utilisation now, `rt_util`, already read.
+  double capacity_less_rt(int cpu, double rt_util) const {
+    return std::max(1.0, capacity_orig(cpu) - rt_util);
+  }
   // Current capacity of `cpu`: its capacity scaled by its cluster's current frequency.
   double current_capacity(int cpu) const { return capacity_now_[static_cast<std::size_t>(cpu)]; }
   std::int64_t current_freq_khz(int cluster) const {
@@ -362,6 +399,8 @@ class Scheduler final : public engine::EventHandler {
   void account_running(int cpu);
   void rearm(int cpu);
   void carry_vruntime_across_rt(Task& task, bool was_rt);
+  // set_attributes() for attributes that differ from the task's.
+  void change_attributes(int tid, Policy policy, int nice, int rt_priority);
   // Every change of a CPU's running task goes through set_curr(): it keeps the CPU's bit of
   // idle_task_cpus_ current.
   void set_curr(int cpu, int tid) {
@@ -374,13 +413,20 @@ class Scheduler final : public engine::EventHandler {
     const RunQueue& r = q(cpu);
     if (r.curr >= 0 && t(r.curr).runs_ahead) owner_->settle(r.curr);
   }
-  void update_pelt(Task& task);
+  // Brings the task's PELT signals (and WALT demand, when tracked) up to now with the state it
+  // had since their last update. Many calls find them current and no WALT demand to track: they
+  // return here, inline.
+  void update_pelt(Task& task) {
+    if (walt_tracking_ || now() > task.util.last_update() || now() > task.runnable.last_update()) {
+      advance_task_signals(task);
+    }
+  }
+  void advance_task_signals(Task& task);
   // Brings the run queue's aggregated signals to now with the state they had since their last
   // update. Called before anything that changes that state (running task, queued fair weight,
   // attached tasks, frequency). Most calls find them current: they return here, inline.
   void sync_rq_signals(int cpu) {
     // The caller is about to change this run queue.
-    util_memo_[static_cast<std::size_t>(cpu)].at = engine::kNever;
     below_until_[static_cast<std::size_t>(cpu)] = kUnknown;
     if (now() > q(cpu).signals_at) advance_rq_signals(cpu);
   }
@@ -392,14 +438,32 @@ class Scheduler final : public engine::EventHandler {
     const RunQueue& r = rq(cpu);
     return !r.rt.empty() || (r.curr >= 0 && task(r.curr).is_rt());
   }
-  void update_frequency(int cluster);
+  // schedutil's frequency update of `cluster` (request_frequency()). Most calls come within the
+  // rate limit of the cluster's last request, which only schedutil makes, and only for clusters
+  // with operating points: they return here, inline.
+  void update_frequency(int cluster) {
+    const ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
+    if (f.last_request != engine::kNever &&
+        now() - f.last_request < tunables_.schedutil_rate_limit_ns) {
+      return;
+    }
+    request_frequency(cluster);
+  }
+  void request_frequency(int cluster);
   void apply_frequency(int cluster, int opp);
   void account_frequency(int cluster);
   void start_tick(int cpu);
   void tick(int cpu);
   void periodic_balance(int cpu);
   void kick_idle_balance(int cpu);
-  void update_misfit_status(int cpu);
+  // update_misfit_status(): inline where misfit migration cannot happen (most runs) or the CPU
+  // is idle.
+  void update_misfit_status(int cpu) {
+    RunQueue& r = q(cpu);
+    r.misfit = false;
+    if (misfit_active_ && r.curr >= 0) update_running_misfit_status(cpu);
+  }
+  void update_running_misfit_status(int cpu);
   void kick_misfit_balance(int cpu);
   bool pull_misfit_task(int cpu);
   bool may_take_misfit(int src_cpu, int dst_cpu, BalanceKind kind) const;
@@ -421,7 +485,12 @@ class Scheduler final : public engine::EventHandler {
   SimTime average_idle(int cpu) const;
   int newidle_balance(int cpu);
   int pull_rt_task(int cpu, int below_prio);
-  void push_rt_tasks(int cpu);
+  // push_rt_tasks(), inline where the CPU runs no RT task or none waits (most calls).
+  void push_rt_tasks(int cpu) {
+    const RunQueue& r = q(cpu);
+    if (r.curr >= 0 && t(r.curr).is_rt() && !r.rt.empty()) push_waiting_rt_tasks(cpu);
+  }
+  void push_waiting_rt_tasks(int cpu);
   // Pulls one fair task from the busiest CPU that runs at least `min_surplus` more tasks than
   // `cpu` and that the placement lets `cpu` pull from (this cluster first); returns it or -1.
   int pull_fair_task(int cpu, int min_surplus, BalanceKind kind);
@@ -487,12 +556,14 @@ class Scheduler final : public engine::EventHandler {
   bool compute_overutilized() const;
   bool overutilized_ = false;
   mutable int overutilized_cpu_ = 0;  // the CPU found overutilised last (asked first next time)
-  // Per CPU: its fair and RT utilisation as of `at` (placement asks for them many times per
-  // wakeup); kNever when the run queue changed since.
+  // Per CPU: its fair and RT utilisation as of `at`, carried from the run queue's signals with
+  // the decay factor `keep` (placement asks for them many times per wakeup). It holds while the
+  // signals are older than `at`: a run queue changes only after sync_rq_signals() has brought
+  // its signals up to now, so until then the memo of now is of the state it still has.
   struct UtilMemo {
     SimTime at = engine::kNever;
-    double fair = 0;
-    double rt = 0;
+    Utilisation util;
+    double keep = 1.0;
   };
   mutable std::vector<UtilMemo> util_memo_;
   // Per CPU: until this time (exclusive) its fair utilisation stays below the overutilisation
@@ -501,12 +572,15 @@ class Scheduler final : public engine::EventHandler {
   static constexpr SimTime kUnknown = std::numeric_limits<SimTime>::min();
   mutable std::vector<SimTime> below_until_;
   SimTime stays_below_until(int cpu) const;
-  // The memo of `cpu`, brought up to now when it is not (the check is inline: most asks hit).
+  // The memo of `cpu`, worked out when it is not of now. For signals older than now.
   const UtilMemo& util_memo(int cpu) const {
     const UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
     return memo.at == now() ? memo : refresh_util_memo(cpu);
   }
   const UtilMemo& refresh_util_memo(int cpu) const;
+  // The run queue's utilisation carried from its signals with the decay factor `keep`.
+  // Inline: defined in scheduler.cpp, its only user.
+  inline Utilisation carried_utilisation(int cpu, double keep) const;
   // PELT decay factors of short spans (queries are const but may remember a factor).
   mutable PeltDecayMemo decay_;
 };
