@@ -427,17 +427,17 @@ void Driver::wake_thread(int tid, bool sync, int waker_tid) {
   sched_.wake(tid, ctx);
 }
 
-void Driver::on_resume(int tid, int cpu) {
+SimTime Driver::on_resume(int tid, int cpu) {
   Thread& t = th(tid);
-  if (t.proc < 0 || t.phase != Phase::kReceive) return;
+  if (t.proc < 0 || t.phase != Phase::kReceive) return 0;
   // binder_wait_for_work() returned: CTABS records the CPU here.
   t.last_cpu = cpu;
   t.resume_cpu = cpu;
-  if (!t.todo.empty()) {
-    Transaction& x = txns_[static_cast<std::size_t>(t.todo.front())];
-    x.transfer_charged = true;
-    sched_.add_overhead(tid, cost_.transfer(tid, x.payload_cpu, cpu, x.payload_bytes));
-  }
+  if (t.todo.empty()) return 0;
+  // The transaction's data is copied in as the read returns: a stall before the receive path.
+  Transaction& x = txns_[static_cast<std::size_t>(t.todo.front())];
+  x.transfer_charged = true;
+  return cost_.transfer(tid, x.payload_cpu, cpu, x.payload_bytes);
 }
 
 // binder_thread_read() entry: take work at once if there is some, else sleep.
@@ -834,37 +834,43 @@ void Driver::finish_phase(int tid) {
     case Phase::kDeliver:
       deliver_to_user(tid);
       return;
-    case Phase::kRegister: {
-      if (auto* tracer = context_.tracer) {
-        const bool is_main =
-            t.proc >= 0 && tid == procs_[static_cast<std::size_t>(t.proc)].loopers.front();
-        tracer->binder_command(
-            sched_, tid,
-            is_main ? trace::BinderCommand::kEnterLooper : trace::BinderCommand::kRegisterLooper);
-      }
-      if (t.proc >= 0 && t.tid != procs_[static_cast<std::size_t>(t.proc)].loopers.front()) {
-        procs_[static_cast<std::size_t>(t.proc)].requested_threads = 0;
-      }
-      read(tid);
+    case Phase::kRegister:
+      register_looper(tid);
       return;
-    }
     case Phase::kShrinkStart:
-      scan_left_ = options_.memory_pressure.pages_per_scan;
-      scan_skipped_.assign(procs_.size(), false);
-      shrink_next(tid);
+      start_shrink_scan(tid);
       return;
     case Phase::kShrink:
       shrink_next(tid);
       return;
-    case Phase::kFlushFree: {
-      t.phase = Phase::kUser;
-      const CallRecord record = t.flushed_call;  // userspace may create threads: `t` moves
-      userspace_->on_reply(tid, record);
+    case Phase::kFlushFree:
+      return_flushed_call(tid);
       return;
-    }
     default:
       BSIM_CHECK_MSG(false, "work finished in a phase without work");
   }
+}
+
+void Driver::register_looper(int tid) {
+  const Thread& t = th(tid);
+  if (auto* tracer = context_.tracer) {
+    const bool is_main =
+        t.proc >= 0 && tid == procs_[static_cast<std::size_t>(t.proc)].loopers.front();
+    tracer->binder_command(
+        sched_, tid,
+        is_main ? trace::BinderCommand::kEnterLooper : trace::BinderCommand::kRegisterLooper);
+  }
+  if (t.proc >= 0 && t.tid != procs_[static_cast<std::size_t>(t.proc)].loopers.front()) {
+    procs_[static_cast<std::size_t>(t.proc)].requested_threads = 0;
+  }
+  read(tid);
+}
+
+void Driver::return_flushed_call(int tid) {
+  Thread& t = th(tid);
+  t.phase = Phase::kUser;
+  const CallRecord record = t.flushed_call;  // userspace may create threads: `t` moves
+  userspace_->on_reply(tid, record);
 }
 
 void Driver::on_event(const engine::Event& event) {
@@ -908,12 +914,12 @@ void Driver::add_work(int tid, std::int64_t ref_ns) {
 // not yet resident) the page installation, inside the lock or after it (see allocate()).
 void Driver::add_allocation(int tid, int proc, std::int64_t bytes, bool async) {
   const int lock = procs_[static_cast<std::size_t>(proc)].alloc_lock;
-  auto& program = th(tid).program;
-  program.push(Step{Step::Kind::kLock, proc, lock, 0, false});
-  program.push(
-      Step{Step::Kind::kWork, -1, -1, context_.topology.costs().binder_alloc_locked_ref_ns, false});
-  program.push(Step{Step::Kind::kAllocate, proc, lock, bytes, async});
-  program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+  Step* steps = th(tid).program.append(4);
+  steps[0] = Step{Step::Kind::kLock, proc, lock, 0, false};
+  steps[1] =
+      Step{Step::Kind::kWork, -1, -1, context_.topology.costs().binder_alloc_locked_ref_ns, false};
+  steps[2] = Step{Step::Kind::kAllocate, proc, lock, bytes, async};
+  steps[3] = Step{Step::Kind::kUnlock, proc, lock, 0, false};
 }
 
 // BC_FREE_BUFFER: the path up to the lock; binder_alloc_prepare_to_free() looks the buffer up
@@ -925,14 +931,14 @@ void Driver::add_free(int tid, int proc, int buffer) {
                     costs.binder_free_locked_ref_ns);
   if (buffer < 0) return;  // nothing was allocated (a failed allocation)
   const int lock = procs_[static_cast<std::size_t>(proc)].alloc_lock;
-  auto& program = th(tid).program;
-  program.push(Step{Step::Kind::kLock, proc, lock, 0, false});
-  program.push(Step{Step::Kind::kWork, -1, -1, costs.binder_free_lookup_locked_ref_ns, false});
-  program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
-  program.push(Step{Step::Kind::kLock, proc, lock, 0, false});
-  program.push(Step{Step::Kind::kWork, -1, -1, costs.binder_free_locked_ref_ns, false});
-  program.push(Step{Step::Kind::kFree, proc, lock, buffer, false});
-  program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
+  Step* steps = th(tid).program.append(7);
+  steps[0] = Step{Step::Kind::kLock, proc, lock, 0, false};
+  steps[1] = Step{Step::Kind::kWork, -1, -1, costs.binder_free_lookup_locked_ref_ns, false};
+  steps[2] = Step{Step::Kind::kUnlock, proc, lock, 0, false};
+  steps[3] = Step{Step::Kind::kLock, proc, lock, 0, false};
+  steps[4] = Step{Step::Kind::kWork, -1, -1, costs.binder_free_locked_ref_ns, false};
+  steps[5] = Step{Step::Kind::kFree, proc, lock, buffer, false};
+  steps[6] = Step{Step::Kind::kUnlock, proc, lock, 0, false};
 }
 
 void Driver::add_pending_free(int tid) {
@@ -998,27 +1004,25 @@ void Driver::run_path(int tid) {
 // path's two holds), the claim runs through both holds: two segment ends fewer.
 void Driver::run_work(int tid, std::int64_t work_ref_ns) {
   Thread& t = th(tid);
-  const Step* lock = t.program.peek(0);
-  const Step* locked = t.program.peek(1);
-  if (locked == nullptr || lock->kind != Step::Kind::kLock ||  // a second step has a first
-      locked->kind != Step::Kind::kWork || locked->value <= 0) {
+  const std::span<const Step> after = t.program.upcoming();
+  if (after.size() < 2 || after[0].kind != Step::Kind::kLock ||
+      after[1].kind != Step::Kind::kWork || after[1].value <= 0) {
     sched_.run(tid, work_ref_ns);
     return;
   }
-  const Step* release = t.program.peek(2);
-  const Step* retake = t.program.peek(3);
-  const Step* relocked = t.program.peek(4);  // a fifth step has the three before it
-  const bool relock = relocked != nullptr && release->kind == Step::Kind::kUnlock &&
-                      release->lock == lock->lock && retake->kind == Step::Kind::kLock &&
-                      retake->lock == lock->lock && relocked->kind == Step::Kind::kWork &&
-                      relocked->value > 0;
-  const std::int64_t relock_work = relock ? relocked->value : 0;
-  if (!locks_.claim(tid, lock->lock, locked->value + relock_work, relock_work)) {
+  const Step& lock = after[0];
+  const Step& locked = after[1];
+  const bool relock = after.size() >= 5 && after[2].kind == Step::Kind::kUnlock &&
+                      after[2].lock == lock.lock && after[3].kind == Step::Kind::kLock &&
+                      after[3].lock == lock.lock && after[4].kind == Step::Kind::kWork &&
+                      after[4].value > 0;
+  const std::int64_t relock_work = relock ? after[4].value : 0;
+  if (!locks_.claim(tid, lock.lock, locked.value + relock_work, relock_work)) {
     sched_.run(tid, work_ref_ns);
     return;
   }
   t.claim_step = t.program.next();
-  sched_.run(tid, work_ref_ns + locked->value + relock_work);
+  sched_.run(tid, work_ref_ns + locked.value + relock_work);
   t.program.skip(relock ? 5 : 2);
 }
 
@@ -1059,6 +1063,12 @@ void Driver::allocate(int tid, const Step& step) {
 }
 
 // --- the shrinker ------------------------------------------------------------------------------
+
+void Driver::start_shrink_scan(int tid) {
+  scan_left_ = options_.memory_pressure.pages_per_scan;
+  scan_skipped_.assign(procs_.size(), false);
+  shrink_next(tid);
+}
 
 void Driver::start_shrinker() {
   sched::TaskParams params;

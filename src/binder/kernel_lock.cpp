@@ -233,7 +233,7 @@ bool KernelLocks::release(int tid, int lock_id) {
                sched_.task(next_tid).state == TaskState::kRunning) {
       sched_.replace_work(next_tid, 0);  // it sees the lock at once
     }
-  } else {
+  } else if (!lock.waiters.empty()) {
     // mutex_unlock(): the lock is free; a running optimistic spinner takes it first, and the
     // first waiter on the wait list is woken to try again.
     for (Waiter& w : lock.waiters) {

@@ -750,7 +750,9 @@ void Scheduler::switch_in(int cpu, int tid) {
     task.pending_ipi = 0;
     task.pending_idle_exit = 0;
     task.resume_pending = false;
-    owner_->on_resume(tid, cpu);
+    const SimTime resume_stall = owner_->on_resume(tid, cpu);
+    BSIM_CHECK(resume_stall >= 0);
+    task.overhead_ns = capped_sum(task.overhead_ns, resume_stall);
   }
   BSIM_CHECK_MSG(task.has_segment, "a task was switched in without work");
   update_misfit_status(cpu);

@@ -43,13 +43,6 @@ WorkloadRunner::WorkloadRunner(engine::SimContext& context, binder::Driver& driv
   }
 }
 
-WorkloadRunner::ThreadState& WorkloadRunner::state(int tid) {
-  if (static_cast<std::size_t>(tid) >= threads_.size()) {
-    threads_.resize(static_cast<std::size_t>(tid) + 1);
-  }
-  return threads_[static_cast<std::size_t>(tid)];
-}
-
 std::uint64_t WorkloadRunner::cpu_mask(const CpuList& list) const {
   const int num_cpus = context_.topology.num_cpus();
   std::uint64_t mask = 0;

@@ -74,7 +74,7 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
     settle(tid);
     advance(tid);
   }
-  void on_resume(int /*tid*/, int /*cpu*/) override {}
+  engine::SimTime on_resume(int /*tid*/, int /*cpu*/) override { return 0; }
   void on_switch(int tid, bool running) override { locks_.on_switch(tid, running); }
   void settle(int tid) override {
     if (locks_.has_claim(tid)) locks_.settle(tid);

@@ -144,7 +144,10 @@ class FakeOwner final : public TaskOwner {
       sched_.block(tid);
     }
   }
-  void on_resume(int tid, int cpu) override { resumes_.push_back(Record{tid, cpu, sched_.now()}); }
+  engine::SimTime on_resume(int tid, int cpu) override {
+    resumes_.push_back(Record{tid, cpu, sched_.now()});
+    return 0;
+  }
 
   // `handler` must run, block or exit the task.
   void on_done(int tid, std::function<void(int)> handler) { handlers_[tid] = std::move(handler); }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -198,7 +199,7 @@ class Driver final : public sched::TaskOwner,
 
   // sched::TaskOwner
   void on_work_done(int tid) override;
-  void on_resume(int tid, int cpu) override;
+  SimTime on_resume(int tid, int cpu) override;
   void on_switch(int tid, bool running) override;
   void settle(int tid) override;
   // LockClient
@@ -285,6 +286,13 @@ class Driver final : public sched::TaskOwner,
       BSIM_CHECK(size_ < kCapacity);
       steps_[size_++] = step;
     }
+    // Adds `count` steps at the end, for the caller to fill in: returns the first of them.
+    Step* append(std::size_t count) {
+      BSIM_CHECK(size_ + count <= kCapacity);
+      Step* first = steps_.data() + size_;
+      size_ += count;
+      return first;
+    }
     // Inserts `count` steps before step `at` (at most size()).
     void insert(std::size_t at, const Step* steps, std::size_t count) {
       BSIM_CHECK(at <= size_ && size_ + count <= kCapacity);
@@ -295,10 +303,8 @@ class Driver final : public sched::TaskOwner,
     }
     // The next step to run; the path moves past it.
     const Step& take() { return steps_[next_++]; }
-    // The step `ahead` places after the next one (0: the next one), if the path has it.
-    const Step* peek(std::size_t ahead) const {
-      return next_ + ahead < size_ ? &steps_[next_ + ahead] : nullptr;
-    }
+    // The steps not taken yet, the next one first.
+    std::span<const Step> upcoming() const { return {steps_.data() + next_, size_ - next_}; }
     // Moves past the next `count` steps without running them.
     void skip(std::size_t count) {
       BSIM_CHECK(next_ + count <= size_);
@@ -417,8 +423,15 @@ class Driver final : public sched::TaskOwner,
   void run_path(int tid);
   void run_work(int tid, std::int64_t work_ref_ns);
   void allocate(int tid, const Step& step);
+  // The action that follows a finished segment, by the thread's phase.
   void finish_phase(int tid);
+  // kRegister done: the looper is registered (BC_ENTER_LOOPER / BC_REGISTER_LOOPER) and reads.
+  void register_looper(int tid);
+  // kFlushFree done: the call whose reply buffer was freed returns to userspace.
+  void return_flushed_call(int tid);
   void start_shrinker();
+  // kShrinkStart done: the shrinker begins a scan of the LRU.
+  void start_shrink_scan(int tid);
   void shrink_next(int tid);
 
   engine::SimContext& context_;

@@ -31,8 +31,9 @@ class TaskOwner {
   // (Scheduler::run), put it to sleep (block) or end it (exit) before returning.
   virtual void on_work_done(int tid) = 0;
   // `tid` was switched in on `cpu` for the first time since its last wakeup (it "returns from
-  // waiting" there). The owner may add overhead to its segment.
-  virtual void on_resume(int tid, int cpu) = 0;
+  // waiting" there). Returns a stall (ns, >= 0) to add before the rest of its segment, 0 for
+  // none: the switch-in adds it as add_overhead() would.
+  virtual SimTime on_resume(int tid, int cpu) = 0;
   // A task with watch_switches set was switched in (`running`) or out (preempted, blocked or
   // exited). Called after the switch completed; the owner must not switch tasks from here.
   virtual void on_switch(int /*tid*/, bool /*running*/) {}

@@ -73,7 +73,13 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
     std::size_t creators_depth = 0;
   };
 
-  ThreadState& state(int tid);
+  // The state of thread `tid`, added on first use.
+  ThreadState& state(int tid) {
+    const auto index = static_cast<std::size_t>(tid);
+    if (index >= threads_.size()) [[unlikely]]
+      threads_.resize(index + 1);
+    return threads_[index];
+  }
   std::int64_t draw(const Quantity& q, int rng);
   // The list as a CPU mask (0 when empty); throws ConfigError for a CPU not in the topology.
   std::uint64_t cpu_mask(const CpuList& list) const;
