@@ -19,6 +19,9 @@ Selection Selector::select(const SelectionRequest& request, const MachineView& m
   BSIM_CHECK(is_cpu(topology, request.caller_cpu));
 
   const Selection selection = do_select(request, machine);
+  // Debug records are formatted only when the logger's level lets them through (the check is
+  // inline; the logging call is not).
+  const bool debug_logging = logger_ && logger_->should_log(spdlog::level::debug);
 
   // The policy's contract (see Selection).
   BSIM_CHECK_MSG(selection.index.has_value() != request.waiting.empty(),
@@ -29,8 +32,7 @@ Selection Selector::select(const SelectionRequest& request, const MachineView& m
   if (!selection.index) {
     BSIM_CHECK(selection.preferred_cpu == -1 && !selection.nudge_declined);
     ++counts_.none_idle;
-    // Debug records are formatted only when the logger's level lets them through.
-    if (logger_)
+    if (debug_logging)
       SPDLOG_LOGGER_DEBUG(logger_, "{}: caller cpu {}: no idle thread", name_, request.caller_cpu);
     return selection;
   }
@@ -48,7 +50,7 @@ Selection Selector::select(const SelectionRequest& request, const MachineView& m
   }
   if (selection.nudge_declined) ++counts_.nudges_declined;
 
-  if (logger_) {
+  if (debug_logging) {
     SPDLOG_LOGGER_DEBUG(logger_,
                         "{}: caller cpu {}: thread {} (index {} of {}, last cpu {}), preferred cpu "
                         "{}{}",

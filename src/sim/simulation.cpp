@@ -161,7 +161,7 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   result.scheduler = scheduler_stats(scheduler);
   result.selection = selector->counts();
   result.selection.nudges_applied = driver.counters().nudges_applied;
-  result.allocator = driver.allocator_stats();
+  result.allocator = driver.take_allocator_stats();
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include <deque>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bindersim/binder/allocator.hpp"
@@ -222,9 +223,12 @@ class Driver final : public sched::TaskOwner,
   std::vector<int> waiting_threads(int proc) const;
   int last_cpu(int tid) const;
   const DriverCounters& counters() const { return counters_; }
-  // The allocators and their locks, with the run's statistics (episodes still open counted up
-  // to now).
+  // The run's statistics of the allocators and their locks (an episode still open is counted,
+  // its time so far is not).
   stats::AllocatorStats allocator_stats() const;
+  // The same, moved out at the end of a run (their histograms are large): the driver's own are
+  // left empty, and it records nothing more into them.
+  stats::AllocatorStats take_allocator_stats() { return std::move(alloc_stats_); }
   const BufferAllocator& allocator(int proc) const {
     return procs_[static_cast<std::size_t>(proc)].alloc;
   }
