@@ -28,13 +28,17 @@ done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-# One run: prints "wall_s rss_kb calls events".
+# One run: prints "wall_s rss_kb calls events". The wall time is the whole process's, to the
+# microsecond (GNU time's %e has 10 ms steps: short runs would show 0); GNU time gives the RSS.
 measure() {
-  /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run "$@" >"$tmp/out" 2>/dev/null
+  local start end
+  start=$(date +%s%N)
+  /usr/bin/time -f "%M" -o "$tmp/time" "$bin" run "$@" >"$tmp/out" 2>/dev/null
+  end=$(date +%s%N)
   local calls events
   calls=$(sed -n '1s/.* | \([0-9,]*\) calls | .*/\1/p' "$tmp/out" | tr -d ,)
   events=$(sed -n 's/^simulated .* s, \([0-9]*\) events in .*/\1/p' "$tmp/out")
-  echo "$(cat "$tmp/time") $calls $events"
+  echo "$(awk -v ns=$((end - start)) 'BEGIN { printf "%.6f", ns / 1e9 }') $(cat "$tmp/time") $calls $events"
 }
 
 # Median wall time of $runs runs, with that run's figures.
@@ -42,7 +46,7 @@ bench() {
   local label="$1"
   shift
   for ((i = 0; i < runs; ++i)); do measure "$@"; done | sort -n | sed -n "$(((runs + 1) / 2))p" |
-    awk -v label="$label" '{ printf "%-28s %8.2f s %12.0f calls/s %8.2f M events/s %8.1f MB\n",
+    awk -v label="$label" '{ printf "%-28s %8.3f s %12.0f calls/s %8.2f M events/s %8.1f MB\n",
       label, $1, ($1 > 0 ? $3 / $1 : 0), ($1 > 0 ? $4 / $1 / 1e6 : 0), $2 / 1024 }'
 }
 
