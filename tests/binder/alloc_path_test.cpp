@@ -161,6 +161,32 @@ TEST(AllocPathTest, ALibbinderThatFreesBeforeItRepliesDelaysTheReplyByTheFree) {
   }
 }
 
+TEST(AllocPathTest, ALooperThatFreesBeforeItRepliesAfterANestedCallBuildsTheLongestPath) {
+  // The reply path of a looper that called out while handling a call and frees before it
+  // replies: the nested call's reply, the request, the upstream priority restore, the reply's
+  // allocation and, on first use of the caller's buffer space, its page installation under
+  // the spinlock variant's page mutex. It runs to the end; nothing stays allocated.
+  KernelOptions options;
+  options.alloc_lock = LockKind::kSpinlock;
+  options.inheritance = PriorityInheritance::kUpstream;
+  DriverHarness h("fifo", options);
+  const int q = h.add_server("q", 0, {}, /*free_before_reply=*/true);
+  const int r = h.add_server("r", 0);
+  const int clients = h.add_client_process();
+  const int c = h.add_thread(clients, "c", kGold0);
+  h.user.set_handler(q, 0, [&](int tid, int /*txn*/) {
+    h.user.then(tid, [&](int t) { h.user.finish(t); });
+    h.driver.call(tid, r, 0, 64, false, 20 * kMicrosecond);
+  });
+  h.call_at(c, 10 * kMicrosecond, q, 0);
+  h.run_until(10 * kMillisecond);
+  ASSERT_EQ(h.user.replies_to(c).size(), 1U);
+  EXPECT_EQ(h.driver.allocator(q).allocated_buffers(), 0);
+  EXPECT_EQ(h.driver.allocator(r).allocated_buffers(), 0);
+  EXPECT_EQ(h.driver.allocator(clients).allocated_buffers(), 0);
+  EXPECT_EQ(h.driver.allocator_stats().allocations, 4U);
+}
+
 TEST(AllocPathTest, FirstUseInstallsPagesInsideTheMutexOnlyWhenToldSo) {
   // The first call installs one page in each process (request and reply buffers); the second
   // reuses them from the LRU. With page installation inside the mutex (6.1) the longest hold

@@ -278,11 +278,13 @@ class Driver final : public sched::TaskOwner,
   };
 
   // The steps of one kernel path, stored inline (a path is built and run several times per
-  // call). The longest path, a send that frees the previous reply's buffer and installs pages
-  // for its own, has 15 steps.
+  // call). The longest path, a reply of a looper that frees before it replies
+  // (ProcessConfig::free_before_reply), has 27 steps: the free of a nested call's reply (8), the
+  // free of the request (8), the priority restore (upstream, 1), the send's work and allocation
+  // (1 + 4), the wakeup (1) and a page installation under the page lock (4).
   class Program {
    public:
-    static constexpr std::size_t kCapacity = 24;
+    static constexpr std::size_t kCapacity = 32;
     bool empty() const { return size_ == 0; }
     bool done() const { return next_ == size_; }
     std::size_t next() const { return next_; }
