@@ -162,6 +162,42 @@ TEST(VruntimeAcrossRtTest, ClampedKeepsTheFirstQueuesScale) {
   EXPECT_EQ(r.returned, r.first_min + r.owed);
 }
 
+TEST(VruntimeAcrossRtTest, ClampedRaisesAVruntimeBelowTheNewQueuesMinimum) {
+  // The other way round: a task that slept on an idle CPU (a small min_vruntime) runs its RT
+  // period on a CPU whose queue has run for 60 ms. Clamped, it comes back at that queue's
+  // minimum (its 1 ms owed is lost); normalised, it still owes 1 ms against it.
+  for (const bool normalise : {false, true}) {
+    SCOPED_TRACE(normalise ? "normalised" : "clamped");
+    SchedTunables tunables;
+    tunables.normalise_vruntime_across_rt = normalise;
+    SchedHarness h(tunables);
+    Scheduler& sched = h.sched();
+    constexpr int kQuiet = 5;
+    constexpr int kBusy = 4;
+    h.occupy(kBusy, fair_params("hog"), 200 * kMillisecond);
+    const int tid = h.spawn(fair_params("server", 0, only(kQuiet)), 10 * kMicrosecond, kQuiet);
+    h.run_until(60 * kMillisecond);
+    ASSERT_EQ(sched.task(tid).state, TaskState::kSleeping);
+    constexpr std::int64_t kOwed = kMillisecond;
+    sched.task_for_update(tid).vruntime = sched.rq(kQuiet).min_vruntime + kOwed;
+    sched.task_for_update(tid).params.affinity = only(kBusy);
+    sched.set_attributes(tid, Policy::kFifo, 0, 50);
+    std::int64_t busy_min = 0;
+    std::int64_t returned = 0;
+    h.owner().on_done(tid, [&](int id) {
+      busy_min = sched.rq(kBusy).min_vruntime;
+      sched.set_attributes(id, Policy::kNormal, 0, 0);
+      returned = sched.task(id).vruntime;
+      sched.block(id);
+    });
+    h.wake(tid, from_cpu(kQuiet));
+    h.run_until(70 * kMillisecond);
+    ASSERT_EQ(owner_dones(h, tid), 2U);
+    ASSERT_GT(busy_min, sched.rq(kQuiet).min_vruntime + 40 * kMillisecond);
+    EXPECT_EQ(returned, normalise ? busy_min + kOwed : busy_min);
+  }
+}
+
 TEST(VruntimeAcrossRtTest, NormalisedGivesASleeperAtMostHalfALatencyOfCredit) {
   // place_entity() as it leaves the fair class asleep: a vruntime far below its queue's
   // minimum is raised to half a latency period below it first.
