@@ -32,6 +32,24 @@ else
   fail "two runs with the same seed are byte-identical" "exit $rc"
 fi
 
+# Every scenario feature at once (tests/data/scenarios/every-feature.json): runs to its end,
+# byte-identical twice, under each selector.
+for selector in fifo ctabs ctabs-nudge; do
+  run run "$ROOT/tests/data/scenarios/every-feature.json" --selector "$selector" \
+    --out "$TMP/every-$selector.json"
+  rc_first=$rc
+  finished=$(grep -c 'did not finish' "$TMP/err")
+  run run "$ROOT/tests/data/scenarios/every-feature.json" --selector "$selector" \
+    --out "$TMP/every-$selector-again.json"
+  if [[ $rc_first -eq 0 && $rc -eq 0 && $finished -eq 0 ]] &&
+    cmp -s "$TMP/every-$selector.json" "$TMP/every-$selector-again.json"; then
+    pass "every-feature under $selector finishes its clients, byte-identical twice"
+  else
+    fail "every-feature under $selector finishes its clients, byte-identical twice" \
+      "exit $rc_first/$rc: $(head -c 300 "$TMP/err")"
+  fi
+done
+
 # --log-level debug: every wakeup decision on stderr, the same for the same run, and the
 # result unchanged by the logging.
 SHORT=(--set clients.0.iterations=30)

@@ -1,10 +1,12 @@
-// Deterministic fuzzing of the input boundary. Every shipped scenario and topology is mutated a
-// few hundred times with the project's own RNG: values replaced by another JSON type, zero,
-// negative, huge or NaN-like values, keys deleted or added, arrays duplicated into or truncated,
-// and (for scenarios) --set overrides. Each mutant goes through the loading path of
-// `bindersim run`. It must either load and then run a scaled-down simulation to the end, or fail
-// with a one-line ConfigError naming the file and a JSON pointer. Each mutant runs in a child
-// process, so that a crash, a failed invariant check or a hang is reported with its mutations.
+// Deterministic fuzzing of the input boundary. Every shipped scenario and topology, and a test
+// scenario that uses every scenario feature at once (tests/data/scenarios/every-feature.json,
+// where nested calls meet the options that lengthen kernel paths), is mutated a few hundred times
+// with the project's own RNG: values replaced by another JSON type, zero, negative, huge or
+// NaN-like values, keys deleted or added, arrays duplicated into or truncated, and (for scenarios)
+// --set overrides. Each mutant goes through the loading path of `bindersim run`. It must either
+// load and then run a scaled-down simulation to the end, or fail with a one-line ConfigError naming
+// the file and a JSON pointer. Each mutant runs in a child process, so that a crash, a failed
+// invariant check or a hang is reported with its mutations.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -378,9 +380,10 @@ std::vector<std::string> shipped_files(const fs::path& dir) {
 class InputFuzzTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    work_dir_ = fs::temp_directory_path() / ("bindersim-fuzz-" + std::to_string(getpid()) + "-" +
-                                             fs::path(GetParam()).stem().string() + "-" +
-                                             fs::path(GetParam()).parent_path().string());
+    work_dir_ =
+        fs::temp_directory_path() /
+        ("bindersim-fuzz-" + std::to_string(getpid()) + "-" + fs::path(GetParam()).stem().string() +
+         "-" + fs::path(GetParam()).parent_path().filename().string());
     fs::create_directories(work_dir_);
   }
   void TearDown() override {
@@ -443,7 +446,7 @@ std::string host_scenario_of(const std::string& topology_stem) {
 
 TEST_P(InputFuzzTest, MutantsLoadAndRunOrFailWithOneClearLine) {
   const fs::path subject = GetParam();
-  const bool is_scenario = subject.parent_path() == "scenarios";
+  const bool is_scenario = subject.parent_path().filename() == "scenarios";
   const Json original = Json::parse(read_text(kSourceDir / subject));
   const std::uint64_t seed = fuzz_seed();
   engine::Rng rng(seed, stream_of(subject.string()));
@@ -488,6 +491,7 @@ std::vector<std::string> subjects() {
   std::vector<std::string> out;
   for (const std::string& name : shipped_files(kScenariosDir)) out.push_back("scenarios/" + name);
   for (const std::string& name : shipped_files(kTopologiesDir)) out.push_back("topologies/" + name);
+  out.push_back("tests/data/scenarios/every-feature.json");
   return out;
 }
 
