@@ -140,6 +140,7 @@ class JobProgress final : public sim::ProgressSink {
 struct JobOutput {
   nlohmann::ordered_json result;
   std::vector<std::optional<double>> metrics;
+  bool clients_finished = true;
 };
 
 }  // namespace
@@ -285,6 +286,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
             sim::run(plan.scenario, *plan.topology, registry, run_options);
         outputs[i].result = io::result_to_json(result);
         outputs[i].metrics = stats::measure(metrics, result);
+        outputs[i].clients_finished = result.clients_finished;
         failures[i] = nullptr;
       } catch (...) {
         failures[i] = std::current_exception();
@@ -330,6 +332,20 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
       if (failure) std::rethrow_exception(failure);
     }
 
+    // Runs cut short are compared all the same, but not silently: their columns and seeds (the
+    // first few).
+    constexpr std::size_t kUnfinishedListed = 8;
+    std::string unfinished;
+    std::size_t num_unfinished = 0;
+    for (std::size_t i = 0; i < num_jobs; ++i) {
+      if (outputs[i].clients_finished) continue;
+      if (++num_unfinished <= kUnfinishedListed) {
+        unfinished += fmt::format("{}{} seed {}", unfinished.empty() ? "" : ", ",
+                                  plans[i / num_seeds].column.label, report.seeds[i % num_seeds]);
+      }
+    }
+    if (num_unfinished > kUnfinishedListed) unfinished += ", ...";
+
     std::vector<std::vector<std::optional<double>>> values;
     values.reserve(num_jobs);
     for (std::size_t i = 0; i < num_jobs; ++i) {
@@ -350,6 +366,12 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         "{} runs ({} column(s) x {} seed(s)) on {} thread(s) in {:.3f} s wall ({:.1f} runs/s)\n",
         num_jobs, report.columns.size(), num_seeds, num_threads, wall_s,
         wall_s > 0 ? static_cast<double>(num_jobs) / wall_s : 0.0);
+    if (num_unfinished > 0) {
+      err << fmt::format(
+          "bindersim compare: warning: in {} of {} runs the clients did not finish their "
+          "iterations (the time limit, or work that can never run, ended the run first): {}\n",
+          num_unfinished, num_jobs, unfinished);
+    }
     return 0;
   } catch (const ConfigError& error) {
     err << "bindersim compare: " << error.what() << "\n";

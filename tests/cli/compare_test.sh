@@ -44,7 +44,15 @@ check "means carry a confidence half-width" grep -q '^throughput .* ± ' "$TMP/o
 check "a legend explains the ~ mark" grep -q '~ = not significant' "$TMP/out"
 check "the job count is not on stdout" test "$(grep -c thread "$TMP/out")" -eq 0
 check "wall time and runs/s go to stderr" grep -q 'runs/s' "$TMP/err"
+check "runs that finish give no warning" test "$(grep -c 'did not finish' "$TMP/err")" -eq 0
 cp "$TMP/out" "$TMP/table-jobs2"
+
+# --- runs cut short by the time limit are named on stderr ------------------------------------
+run compare "$SCENARIO" --selectors fifo,ctabs --seeds 2 --set time_limit_s=0.05
+check "a comparison of runs cut short still exits 0" test "$rc" -eq 0
+check "it names the runs whose clients did not finish" grep -q \
+  'warning: in 4 of 4 runs the clients did not finish .*: fifo seed 1, fifo seed 2, ctabs seed 1, ctabs seed 2$' \
+  "$TMP/err"
 
 # --- --jobs does not change the output -------------------------------------------------------
 run compare "$SCENARIO" --selectors fifo,ctabs,ctabs-nudge --seeds 3 "${FAST[@]}" --jobs 1 \
