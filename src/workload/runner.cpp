@@ -222,8 +222,7 @@ void WorkloadRunner::end_frame(int tid) {
       advance(tid);
       return;
     }
-    s.frames.clear();
-    driver_.exit_thread(tid);
+    exit_thread(tid);
     if (++clients_done_ == scenario_.clients.size()) context_.engine.stop();
     return;
   }
@@ -231,6 +230,11 @@ void WorkloadRunner::end_frame(int tid) {
   s.frames.clear();
   s.mode = Mode::kExiting;
   driver_.compute(tid, s.thread_step->exit_ref_ns);
+}
+
+void WorkloadRunner::exit_thread(int tid) {
+  driver_.exit_thread(tid);
+  state(tid) = ThreadState{};  // the id may be given to a new thread, a looper as well
 }
 
 void WorkloadRunner::endless_calls(const Step& step, const std::string& chain) const {
@@ -320,7 +324,7 @@ void WorkloadRunner::on_user_work_done(int tid) {
       return;
     case Mode::kExiting:
       driver_.wake_user(s.parent, tid, 0);
-      driver_.exit_thread(tid);
+      exit_thread(tid);
       return;
   }
 }

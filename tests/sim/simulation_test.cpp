@@ -366,6 +366,67 @@ TEST(SimulationLimitsTest, WaltWithoutAnEnergyModelFallsBackToTheKernelsPlacemen
   EXPECT_EQ(result.completed, 200U);
 }
 
+TEST(SimulationLimitsTest, ALooperGivenAnExitedHelpersIdStartsAfresh) {
+  // Client "deep" runs a chain of 254 local calls whose last handler starts a helper thread:
+  // the helper counts its creator's 254 frames and is one call short of the depth limit. It
+  // exits, and the looper spawned later for two calls to node "x" is given its thread id. That
+  // looper's chain is two calls deep: it must not inherit the helper's depth (or its client).
+  constexpr int kChain = 254;
+  using nlohmann::json;
+  const auto node_name = [](int i) {
+    std::string name = "n";  // not "n" + to_string(): GCC 12 warns of a false overlap there
+    name += std::to_string(i);
+    return name;
+  };
+  json nodes = json::array();
+  nodes.push_back({{"name", "x"},
+                   {"handler", json::array({{{"op", "compute"}, {"ref_ns", 1000000}},
+                                            {{"op", "call"}, {"target", "P"}, {"node", "y"}}})}});
+  nodes.push_back(
+      {{"name", "y"}, {"handler", json::array({{{"op", "compute"}, {"ref_ns", 1000}}})}});
+  for (int i = 0; i < kChain; ++i) {
+    const json step = i + 1 < kChain
+                          ? json{{"op", "call"}, {"target", "P"}, {"node", node_name(i + 1)}}
+                          : json{{"op", "thread"},
+                                 {"create_ref_ns", 1000},
+                                 {"start_ref_ns", 1000},
+                                 {"exit_ref_ns", 1000},
+                                 {"steps", json::array({{{"op", "compute"}, {"ref_ns", 1000}}})}};
+    nodes.push_back({{"name", node_name(i)}, {"handler", json::array({step})}});
+  }
+  const json call_x = json::array({{{"op", "call"}, {"target", "P"}, {"node", "x"}}});
+  const json doc = {
+      {"schema", "bindersim.scenario/1"},
+      {"name", "reused-id"},
+      {"topology", "sa8155p"},
+      {"time_limit_s", 1},
+      {"processes",
+       json::array({{{"name", "P"}, {"max_threads", 2}, {"nodes", nodes}},
+                    {{"name", "C"}, {"start_thread_pool", false}, {"max_threads", 0}}})},
+      {"clients",
+       json::array({{{"name", "deep"},
+                     {"process", "P"},
+                     {"iterations", 1},
+                     {"iteration", json::array({{{"op", "call"}, {"target", "P"}, {"node", "n0"}},
+                                                {{"op", "sleep"}, {"ns", 10000000}}})}},
+                    {{"name", "c2"},
+                     {"process", "C"},
+                     {"start_ns", 2000000},
+                     {"iterations", 1},
+                     {"iteration", call_x}},
+                    {{"name", "c3"},
+                     {"process", "C"},
+                     {"start_ns", 2000000},
+                     {"iterations", 1},
+                     {"iteration", call_x}}})}};
+  const auto scenario = workload::parse_scenario(
+      JsonNode(doc, std::make_shared<const std::string>("reused-id.json"), ""),
+      testing::builtin_registry());
+  const auto result = testing::run_scenario(scenario, "fifo");
+  EXPECT_TRUE(result.clients_finished);
+  EXPECT_EQ(result.completed, kChain + 4U);  // the chain, and "x" and its "y" twice
+}
+
 TEST(SimulationLimitsTest, UnfinishedClientsAreReported) {
   // Without a thread pool the server never reads its calls: the background load keeps the run
   // going until the time limit, and the result says the clients did not finish.

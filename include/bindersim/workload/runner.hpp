@@ -85,6 +85,8 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
   std::uint64_t cpu_mask(const CpuList& list) const;
   void advance(int tid);  // runs the step at the top frame's pc, or ends the frame
   void end_frame(int tid);
+  // The thread exits; its state is cleared for whichever thread is given its id next.
+  void exit_thread(int tid);
   // Counts the iteration of loop thread `tid` that ends now; throws ConfigError when too many in
   // a row took no simulated time (the loop would run without end at one instant).
   void check_iteration_time(int tid);
