@@ -1,6 +1,7 @@
 #include "bindersim/engine/engine.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "bindersim/common/error.hpp"
 
@@ -27,7 +28,16 @@ void Engine::set_progress(ProgressHook* hook, std::uint64_t every_events) {
   progress_ = hook;
   progress_every_ = every_events;
   progress_at_ = hook != nullptr ? dispatched_ + every_events : UINT64_MAX;
-  check_at_ = std::min(stall_check_at_, progress_at_);
+  update_check_at();
+}
+
+void Engine::set_compaction(std::uint64_t check_every_events, std::size_t at_pending) {
+  BSIM_CHECK(check_every_events > 0);
+  compact_every_ = check_every_events;
+  compact_check_at_ = dispatched_ + check_every_events;
+  compact_min_ = at_pending;
+  compact_at_ = at_pending;
+  update_check_at();
 }
 
 void Engine::on_check() {
@@ -41,7 +51,28 @@ void Engine::on_check() {
     progress_at_ += progress_every_;
     progress_->on_progress(now_, dispatched_);
   }
-  check_at_ = std::min(stall_check_at_, progress_at_);
+  if (dispatched_ == compact_check_at_) {
+    compact_check_at_ += compact_every_;
+    if (queue_.size() > compact_at_) compact();
+  }
+  update_check_at();
+}
+
+void Engine::compact() {
+  std::vector<Event> live;
+  live.reserve(queue_.size());
+  Event event;
+  while (queue_.pop_until(kNever, event)) {
+    if (handlers_[event.target]->is_stale(event)) {
+      ++dropped_;
+    } else {
+      live.push_back(event);
+    }
+  }
+  // Queued again in (time, sequence) order: their new sequence numbers keep that order, and
+  // events scheduled from now on still come after them at equal times.
+  for (const Event& e : live) queue_.push(e.time, e.target, e.kind, e.id, e.arg);
+  compact_at_ = std::max(compact_min_, 2 * live.size());
 }
 
 void Engine::run(SimTime until) {

@@ -1392,6 +1392,17 @@ void Scheduler::account_running_tasks() {
   for (int cpu = 0; cpu < num_cpus(); ++cpu) account_progress(cpu);
 }
 
+bool Scheduler::is_stale(const engine::Event& event) const {
+  switch (event.kind) {
+    case kWorkDone:
+      return event.arg != rq(static_cast<int>(event.id)).generation;
+    case kFrequencyChange:
+      return event.arg != freqs_[static_cast<std::size_t>(event.id)].generation;
+    default:
+      return false;  // a superseded reschedule request can come back into force at its time
+  }
+}
+
 void Scheduler::on_event(const engine::Event& event) {
   const int cpu = static_cast<int>(event.id);
   // Most events are completions: they are told apart first.

@@ -133,6 +133,9 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
     progress.emplace(*options.progress, result, expected_calls(scenario));
     context.engine.set_progress(&*progress, kProgressEvents);
   }
+  if (options.compact_every_events > 0) {
+    context.engine.set_compaction(options.compact_every_events, options.compact_at_pending);
+  }
 
   runner.start();
   try {

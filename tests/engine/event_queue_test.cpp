@@ -493,6 +493,72 @@ class Repeater : public EventHandler {
   SimTime step_;
 };
 
+// A completion re-timed at every tick, as the scheduler re-times the segment of a task that is
+// preempted again and again: each re-time leaves the old completion, 1 s ahead, stale.
+class Retimer : public EventHandler {
+ public:
+  enum Kind : std::uint16_t { kTick, kDone, kMarker };
+  Retimer(Engine& engine, SimTime last_tick) : engine_(engine), last_tick_(last_tick) {}
+  void on_event(const Event& event) override {
+    max_pending = std::max(max_pending, engine_.pending());
+    switch (event.kind) {
+      case kTick:
+        engine_.schedule(engine_.now() + 1'000'000'000, target, kDone, 0, ++generation);
+        if (engine_.now() < last_tick_) engine_.schedule(engine_.now() + 1, target, kTick, 0);
+        return;
+      case kDone:
+        if (event.arg == generation) {
+          ++completions;
+        } else {
+          ++stale_seen;
+        }
+        return;
+      default:
+        markers.push_back(event.id);
+    }
+  }
+  bool is_stale(const Event& event) const override {
+    return event.kind == kDone && event.arg != generation;
+  }
+  std::uint16_t target = 0;
+  std::uint64_t generation = 0;
+  std::uint64_t completions = 0;
+  std::uint64_t stale_seen = 0;
+  std::size_t max_pending = 0;
+  std::vector<std::uint32_t> markers;
+
+ private:
+  Engine& engine_;
+  SimTime last_tick_;
+};
+
+TEST(EngineTest, SupersededEventsDoNotPileUpAndTheOthersKeepTheirOrder) {
+  // Four times kCompactAt ticks, each superseding the last completion: without compaction the
+  // queue would hold them all. Markers queued at the start, several at each time, must still
+  // leave by time and then in the order they were queued.
+  constexpr auto kTicks = static_cast<SimTime>(4 * Engine::kCompactAt);
+  Engine engine;
+  Retimer r(engine, kTicks);
+  r.target = engine.add_handler(r);
+  std::vector<std::pair<SimTime, std::uint32_t>> expected;
+  for (std::uint32_t i = 0; i < 100; ++i) {
+    const SimTime time = 2'000'000'000 + (i * 37) % 7;
+    engine.schedule(time, r.target, Retimer::kMarker, i);
+    expected.emplace_back(time, i);
+  }
+  std::stable_sort(expected.begin(), expected.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  engine.schedule(1, r.target, Retimer::kTick, 0);
+  engine.run();
+  EXPECT_EQ(r.completions, 1u);
+  EXPECT_GT(engine.events_dropped(), 0u);
+  EXPECT_EQ(r.stale_seen + engine.events_dropped(), static_cast<std::uint64_t>(kTicks) - 1);
+  EXPECT_LE(r.max_pending, Engine::kCompactAt + Engine::kCompactCheckEvents + 200);
+  std::vector<std::uint32_t> expected_ids;
+  for (const auto& [time, id] : expected) expected_ids.push_back(id);
+  EXPECT_EQ(r.markers, expected_ids);
+}
+
 TEST(EngineTest, AClockThatStopsIsReportedInsteadOfRunningForEver) {
   // Events at one instant without end: run() throws once the clock has stayed there over a
   // whole check interval (between one and two intervals of events).

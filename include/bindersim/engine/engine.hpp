@@ -1,6 +1,7 @@
 // The discrete-event engine: a clock, an event queue, handlers by index and a trajectory hash.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <stdexcept>
@@ -15,6 +16,9 @@ class EventHandler {
  public:
   virtual ~EventHandler() = default;
   virtual void on_event(const Event& event) = 0;
+  // True for an event that on_event() would ignore, and would still ignore whenever it fired:
+  // a superseded completion, say. The engine may drop such events unseen (Engine::run()).
+  virtual bool is_stale(const Event& /*event*/) const { return false; }
 };
 
 // Told every so many dispatched events while the engine runs, to show progress. It only reads:
@@ -62,8 +66,16 @@ class Engine {
   // Runs until the queue is empty, stop() is called, or the next event is later than `until`.
   // Throws ClockStalled when the clock stays at one instant over a whole interval of
   // kStallEvents events (checked every kStallEvents events: after at most twice that many).
+  // Every kCompactCheckEvents events, a queue of more than kCompactAt pending events (and twice
+  // as many as after the last compaction) drops its stale events (EventHandler::is_stale()), so
+  // that superseded events cannot pile up without bound; the others keep their order. Dropped
+  // events are neither dispatched nor hashed into the fingerprint. The simulator keeps about a
+  // hundred events pending, so its runs never get there unless events are superseded without
+  // end (a segment of a long task preempted again and again, its completion re-timed each time).
   void run(SimTime until = kNever);
   static constexpr std::uint64_t kStallEvents = std::uint64_t{1} << 24;
+  static constexpr std::uint64_t kCompactCheckEvents = std::uint64_t{1} << 16;
+  static constexpr std::size_t kCompactAt = std::size_t{1} << 16;
   // Makes run() return after the current event.
   void stop() { stopped_ = true; }
 
@@ -74,6 +86,11 @@ class Engine {
   std::uint64_t events_dispatched() const { return dispatched_; }
   std::uint64_t fingerprint() const { return fingerprint_; }
   std::size_t pending() const { return queue_.size(); }
+  // Checks for stale events every `check_every_events` events, dropping them from a queue of more
+  // than `at_pending` events (by default kCompactCheckEvents and kCompactAt; tests lower them).
+  void set_compaction(std::uint64_t check_every_events, std::size_t at_pending);
+  // Stale events dropped from the queue so far (see run()).
+  std::uint64_t events_dropped() const { return dropped_; }
 
  private:
   EventQueue queue_;
@@ -89,9 +106,20 @@ class Engine {
   // The clock's check: its time at the last one, and when the next one is due.
   SimTime time_at_stall_check_ = -1;
   std::uint64_t stall_check_at_ = kStallEvents;
-  // The earlier of the two: run() compares one count per event.
-  std::uint64_t check_at_ = kStallEvents;
+  // The queue's check for stale events: when it is due, and the size that triggers it.
+  std::uint64_t compact_every_ = kCompactCheckEvents;
+  std::uint64_t compact_check_at_ = kCompactCheckEvents;
+  std::size_t compact_min_ = kCompactAt;
+  std::size_t compact_at_ = kCompactAt;
+  std::uint64_t dropped_ = 0;
+  // The earliest of the three: run() compares one count per event.
+  std::uint64_t check_at_ = kCompactCheckEvents;
   void on_check();
+  void update_check_at() {
+    check_at_ = std::min({stall_check_at_, progress_at_, compact_check_at_});
+  }
+  // Drops the stale events; the others are queued again in their order.
+  void compact();
 };
 
 }  // namespace bindersim::engine

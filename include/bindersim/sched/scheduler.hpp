@@ -225,6 +225,8 @@ class Scheduler final : public engine::EventHandler {
   }
 
   void on_event(const engine::Event& event) override;
+  // A completion or frequency change superseded by a later one (their generations only grow).
+  bool is_stale(const engine::Event& event) const override;
   // Charges every running task for its time up to now, as a scheduler event would: the cost
   // model's counters then cover the whole run, as busy_ns() does. Called once a run ends.
   void account_running_tasks();

@@ -49,6 +49,10 @@ struct RunOptions {
   std::string log_level = "warn";    // spdlog level name for every layer's logger (stderr)
   trace::Tracer* tracer = nullptr;   // receives the run's trace events; not owned
   ProgressSink* progress = nullptr;  // told the run's progress; not owned
+  // For tests: drop stale events every this many events once more than `compact_at_pending`
+  // are queued (Engine::set_compaction); 0 keeps the engine's defaults.
+  std::uint64_t compact_every_events = 0;
+  std::size_t compact_at_pending = 0;
 };
 
 // The two-way calls a run of `scenario` is expected to complete: each client's iterations times
