@@ -96,8 +96,9 @@ TEST_F(SchedTest, FairQueueRunsSmallestVruntimeFirst) {
             (std::vector<int>{blocker, tids[1], tids[2], tids[3], tids[4], tids[0]}));
 }
 
-// A fair task made RT while asleep on a CPU whose queue has run for 50 ms, woken as RT on an
-// idle CPU and made fair again there while it runs: where its vruntime ends up.
+// A fair task made RT while asleep on one CPU, woken as RT on another (its only CPU now) and
+// made fair again there while it runs: where its vruntime ends up. A fair hog has kept one of
+// the two CPUs busy since time 0, so that its queue's min_vruntime is ~50 ms ahead.
 struct VruntimeAcrossRt {
   std::int64_t owed;        // the task's vruntime after its first CPU's minimum when made RT
   std::int64_t first_min;   // that CPU's min_vruntime then
@@ -105,10 +106,10 @@ struct VruntimeAcrossRt {
   std::int64_t returned;    // its vruntime after the return
 };
 
-// A fair task that ran on `cpu` behind a hog busy there since time 0, and sleeps there at
-// 60 ms.
-int asleep_after_a_hog(SchedHarness& h, int cpu) {
-  h.occupy(cpu, fair_params("hog"), 200 * kMillisecond);
+// A fair task that sleeps on `cpu` at 60 ms, with a hog busy on `hog_cpu` since time 0 (when
+// they share the CPU, the task ran behind the hog).
+int asleep_beside_a_hog(SchedHarness& h, int cpu, int hog_cpu) {
+  h.occupy(hog_cpu, fair_params("hog"), 200 * kMillisecond);
   h.run_until(40 * kMillisecond);
   const int tid = h.spawn(fair_params("server", 0, only(cpu)), 10 * kMicrosecond, cpu);
   h.run_until(60 * kMillisecond);
@@ -119,29 +120,32 @@ int asleep_after_a_hog(SchedHarness& h, int cpu) {
 
 std::size_t owner_dones(SchedHarness& h, int tid) { return h.owner().dones_of(tid).size(); }
 
-VruntimeAcrossRt carry_vruntime_across_rt(bool normalise) {
+// From the hog's CPU to a quiet one (`from_busy`), or the other way round.
+VruntimeAcrossRt carry_vruntime_across_rt(bool normalise, bool from_busy) {
   SchedTunables tunables;
   tunables.normalise_vruntime_across_rt = normalise;
   SchedHarness h(tunables);
   Scheduler& sched = h.sched();
-  constexpr int kFirst = 4;
-  constexpr int kSecond = 5;
-  const int tid = asleep_after_a_hog(h, kFirst);
-  sched.task_for_update(tid).params.affinity = only(kSecond);
+  constexpr int kBusy = 4;
+  constexpr int kQuiet = 5;
+  const int first = from_busy ? kBusy : kQuiet;
+  const int second = from_busy ? kQuiet : kBusy;
+  const int tid = asleep_beside_a_hog(h, first, kBusy);
+  sched.task_for_update(tid).params.affinity = only(second);
   VruntimeAcrossRt out{};
   out.owed = kMillisecond;
-  out.first_min = sched.rq(kFirst).min_vruntime;
+  out.first_min = sched.rq(first).min_vruntime;
   sched.task_for_update(tid).vruntime = out.first_min + out.owed;
   sched.set_attributes(tid, Policy::kFifo, 0, 50);  // binder's inheritance, before the wakeup
   h.owner().on_done(tid, [&](int id) {
-    out.second_min = sched.rq(kSecond).min_vruntime;
+    out.second_min = sched.rq(second).min_vruntime;
     sched.set_attributes(id, Policy::kNormal, 0, 0);  // restored after the reply
     out.returned = sched.task(id).vruntime;
     sched.block(id);
   });
-  h.wake(tid, from_cpu(kFirst));
+  h.wake(tid, from_cpu(first));
   h.run_until(70 * kMillisecond);
-  EXPECT_EQ(sched.task(tid).cpu, kSecond);
+  EXPECT_EQ(sched.task(tid).cpu, second);
   EXPECT_EQ(owner_dones(h, tid), 2U);
   return out;
 }
@@ -149,7 +153,7 @@ VruntimeAcrossRt carry_vruntime_across_rt(bool normalise) {
 TEST(VruntimeAcrossRtTest, NormalisedKeepsTheLagAgainstTheNewQueue) {
   // The kernel: relative to the first queue's minimum as it leaves the fair class, plus the
   // second queue's minimum as it comes back: it still owes 1 ms, now against the second CPU.
-  const VruntimeAcrossRt r = carry_vruntime_across_rt(true);
+  const VruntimeAcrossRt r = carry_vruntime_across_rt(true, /*from_busy=*/true);
   ASSERT_GT(r.first_min, r.second_min + 40 * kMillisecond);
   EXPECT_EQ(r.returned, r.second_min + r.owed);
 }
@@ -157,44 +161,19 @@ TEST(VruntimeAcrossRtTest, NormalisedKeepsTheLagAgainstTheNewQueue) {
 TEST(VruntimeAcrossRtTest, ClampedKeepsTheFirstQueuesScale) {
   // The calibrated model: the value from the first queue, raised to the second queue's
   // minimum only if below it; here ~50 ms ahead of everything on the second CPU.
-  const VruntimeAcrossRt r = carry_vruntime_across_rt(false);
+  const VruntimeAcrossRt r = carry_vruntime_across_rt(false, /*from_busy=*/true);
   ASSERT_GT(r.first_min, r.second_min + 40 * kMillisecond);
   EXPECT_EQ(r.returned, r.first_min + r.owed);
 }
 
 TEST(VruntimeAcrossRtTest, ClampedRaisesAVruntimeBelowTheNewQueuesMinimum) {
-  // The other way round: a task that slept on an idle CPU (a small min_vruntime) runs its RT
-  // period on a CPU whose queue has run for 60 ms. Clamped, it comes back at that queue's
-  // minimum (its 1 ms owed is lost); normalised, it still owes 1 ms against it.
+  // From the quiet CPU to the busy one: clamped, it comes back at the busy queue's minimum
+  // (its 1 ms owed is lost); normalised, it still owes 1 ms against it.
   for (const bool normalise : {false, true}) {
     SCOPED_TRACE(normalise ? "normalised" : "clamped");
-    SchedTunables tunables;
-    tunables.normalise_vruntime_across_rt = normalise;
-    SchedHarness h(tunables);
-    Scheduler& sched = h.sched();
-    constexpr int kQuiet = 5;
-    constexpr int kBusy = 4;
-    h.occupy(kBusy, fair_params("hog"), 200 * kMillisecond);
-    const int tid = h.spawn(fair_params("server", 0, only(kQuiet)), 10 * kMicrosecond, kQuiet);
-    h.run_until(60 * kMillisecond);
-    ASSERT_EQ(sched.task(tid).state, TaskState::kSleeping);
-    constexpr std::int64_t kOwed = kMillisecond;
-    sched.task_for_update(tid).vruntime = sched.rq(kQuiet).min_vruntime + kOwed;
-    sched.task_for_update(tid).params.affinity = only(kBusy);
-    sched.set_attributes(tid, Policy::kFifo, 0, 50);
-    std::int64_t busy_min = 0;
-    std::int64_t returned = 0;
-    h.owner().on_done(tid, [&](int id) {
-      busy_min = sched.rq(kBusy).min_vruntime;
-      sched.set_attributes(id, Policy::kNormal, 0, 0);
-      returned = sched.task(id).vruntime;
-      sched.block(id);
-    });
-    h.wake(tid, from_cpu(kQuiet));
-    h.run_until(70 * kMillisecond);
-    ASSERT_EQ(owner_dones(h, tid), 2U);
-    ASSERT_GT(busy_min, sched.rq(kQuiet).min_vruntime + 40 * kMillisecond);
-    EXPECT_EQ(returned, normalise ? busy_min + kOwed : busy_min);
+    const VruntimeAcrossRt r = carry_vruntime_across_rt(normalise, /*from_busy=*/false);
+    ASSERT_GT(r.second_min, r.first_min + 40 * kMillisecond);
+    EXPECT_EQ(r.returned, normalise ? r.second_min + r.owed : r.second_min);
   }
 }
 
@@ -205,7 +184,7 @@ TEST(VruntimeAcrossRtTest, NormalisedGivesASleeperAtMostHalfALatencyOfCredit) {
   tunables.normalise_vruntime_across_rt = true;
   SchedHarness h(tunables);
   Scheduler& sched = h.sched();
-  const int tid = asleep_after_a_hog(h, 4);
+  const int tid = asleep_beside_a_hog(h, 4, 4);
   const std::int64_t min_vruntime = sched.rq(4).min_vruntime;
   sched.task_for_update(tid).vruntime = min_vruntime - 40 * kMillisecond;
   sched.set_attributes(tid, Policy::kFifo, 0, 50);
