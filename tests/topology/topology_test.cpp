@@ -420,6 +420,15 @@ TEST_F(Sa8155pTest, LatencyAboveAMillisecondPerLineIsRejected) {
             "2000000.0");
 }
 
+TEST_F(Sa8155pTest, CacheReferencesBeyondAnyCoreAreRejected) {
+  // The counters of the longest run on the most CPUs must stay within 64 bits.
+  const std::string error =
+      error_after([](nlohmann::json& value) { value["costs"]["cache_refs_per_ref_us"] = 1e9; });
+  EXPECT_EQ(error,
+            "topologies/x.json: /costs/cache_refs_per_ref_us: expected a number no larger than "
+            "100000, got 1000000000.0");
+}
+
 TEST_F(Sa8155pTest, MissingKeyNamesTheObject) {
   const std::string error =
       error_after([](nlohmann::json& value) { value["clusters"][2].erase("uarch"); });
