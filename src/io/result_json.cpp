@@ -97,13 +97,14 @@ double tier_share(const stats::RunResult& result, stats::SchedClass sched_class,
 stats::Breakdown tier_breakdown_mean(const stats::RunResult& result, stats::SchedClass sched_class,
                                      stats::Tier tier) {
   const std::uint64_t count = result.tier(sched_class, tier).count();
-  const stats::Breakdown& sum = result.tier_breakdown(sched_class, tier);
+  const stats::BreakdownSums& sum = result.tier_breakdown(sched_class, tier);
   stats::Breakdown mean;
   if (count == 0) return mean;
-  // round(|s| / n) = floor((2 |s| + n) / (2 n)) in 128 bits, then the sign of s back on.
+  // round(|s| / n) = floor((2 |s| + n) / (2 n)) in 128 bits, then the sign of s back on. The
+  // mean of per-call values fits their 64 bits.
   const Uint128 n = count;
   for (const BreakdownPart& part : kBreakdownParts) {
-    const std::int64_t s = sum.*part.member;
+    const Int128 s = sum.*part.sum_member;
     const Uint128 magnitude = s < 0 ? static_cast<Uint128>(-(s + 1)) + 1 : static_cast<Uint128>(s);
     const auto rounded = static_cast<std::int64_t>((2 * magnitude + n) / (2 * n));
     mean.*part.member = s < 0 ? -rounded : rounded;

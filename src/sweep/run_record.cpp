@@ -64,20 +64,56 @@ std::uint64_t parse_fingerprint(const std::string& text) {
   return value;
 }
 
-ordered_json breakdown_sums_json(const stats::Breakdown& sums) {
+// A breakdown sum: a JSON integer where it fits 64 bits (every run of ordinary length), else
+// its decimal text.
+ordered_json breakdown_sum_json(Int128 sum) {
+  if (sum >= std::numeric_limits<std::int64_t>::min() &&
+      sum <= std::numeric_limits<std::int64_t>::max()) {
+    return static_cast<std::int64_t>(sum);
+  }
+  const Uint128 magnitude =
+      sum < 0 ? static_cast<Uint128>(-(sum + 1)) + 1 : static_cast<Uint128>(sum);
+  std::string text = uint128_text(magnitude);
+  if (sum < 0) text.insert(text.begin(), '-');
+  return text;
+}
+
+Int128 read_breakdown_sum(const JsonNode& node, bool may_be_negative) {
+  if (!node.is_string()) return may_be_negative ? node.as_int() : node.as_int(0, kMaxInt64);
+  const std::string text = node.as_string();
+  const bool negative = may_be_negative && text.starts_with('-');
+  const std::string_view digits = std::string_view(text).substr(negative ? 1 : 0);
+  const char* expected = may_be_negative
+                             ? "a decimal integer as a string (beyond 64 bits)"
+                             : "a decimal unsigned integer as a string (beyond 64 bits)";
+  const Uint128 limit =
+      static_cast<Uint128>(std::numeric_limits<Int128>::max()) + (negative ? 1 : 0);
+  if (digits.empty() || (digits.size() > 1 && digits[0] == '0')) node.fail_expected(expected);
+  Uint128 magnitude = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') node.fail_expected(expected);
+    const auto digit = static_cast<unsigned>(c - '0');
+    if (magnitude > (limit - digit) / 10) node.fail_expected("a 128-bit integer");
+    magnitude = magnitude * 10 + digit;
+  }
+  if (negative) return magnitude == 0 ? 0 : -static_cast<Int128>(magnitude - 1) - 1;
+  return static_cast<Int128>(magnitude);
+}
+
+ordered_json breakdown_sums_json(const stats::BreakdownSums& sums) {
   ordered_json j = ordered_json::object();
   for (const io::BreakdownPart& part : io::kBreakdownParts) {
-    j[std::string(part.key)] = sums.*part.member;
+    j[std::string(part.key)] = breakdown_sum_json(sums.*part.sum_member);
   }
   return j;
 }
 
-stats::Breakdown read_breakdown_sums(const JsonNode& node) {
+stats::BreakdownSums read_breakdown_sums(const JsonNode& node) {
   ObjectReader reader(node);
-  stats::Breakdown sums;
+  stats::BreakdownSums sums;
   for (const io::BreakdownPart& part : io::kBreakdownParts) {
-    const JsonNode value = reader.required(part.key);  // nanoseconds
-    sums.*part.member = part.may_be_negative ? value.as_int() : value.as_int(0, kMaxInt64);
+    // nanoseconds
+    sums.*part.sum_member = read_breakdown_sum(reader.required(part.key), part.may_be_negative);
   }
   reader.finish();
   return sums;
@@ -416,7 +452,7 @@ RunRecord read_run_record(const JsonNode& root) {
       r.tier_breakdown(c, t) = read_breakdown_sums(sums);
       // A tier without calls has nothing to sum (its means, which /result cross-checks for
       // the other tiers, are not written).
-      if (r.tier(c, t).count() == 0 && r.tier_breakdown(c, t) != stats::Breakdown{}) {
+      if (r.tier(c, t).count() == 0 && r.tier_breakdown(c, t) != stats::BreakdownSums{}) {
         sums.fail_expected("zero sums (the tier has no calls)");
       }
       tier.finish();

@@ -57,7 +57,7 @@ stats::RunResult make_run(const std::string& selector, std::uint64_t seed, std::
       r.completed += counts[t];
       const auto n = static_cast<std::int64_t>(counts[t]);
       const std::int64_t total = static_cast<std::int64_t>(r.tier(cls, tier).sum());
-      stats::Breakdown& b = r.tier_breakdown(cls, tier);
+      stats::BreakdownSums& b = r.tier_breakdown(cls, tier);
       b.kernel_ns = kernel_per_call_ns * n;
       b.other_ns = -100 * n;
       b.service_ns = total - b.kernel_ns - b.other_ns;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -373,6 +374,24 @@ TEST(ConsoleTest, TierTableReproducesThePublishedLayout) {
   EXPECT_TRUE(contains(lines[17], "frequency changes 321"));
   EXPECT_TRUE(contains(lines[17], "migrations 922,848"));
   EXPECT_TRUE(contains(lines[17], "new-idle 12, balance 3"));
+}
+
+TEST(ResultJsonTest, BreakdownSumsBeyond64BitsGiveTheirMeans) {
+  // 10,000 calls of 999,000 s of service each (a handler that sleeps that long, in a run of
+  // 10^6 s) sum to 9.99e18 ns, past 2^63; other_ns sums as far below zero. The means are exact.
+  constexpr std::int64_t kCalls = 10'000;
+  constexpr std::int64_t kService = 999'000'000'000'000;
+  RunResult r;
+  r.tier(SchedClass::kOther, Tier::kSameCore).record_n(1'000'000, kCalls);
+  stats::BreakdownSums& sums = r.tier_breakdown(SchedClass::kOther, Tier::kSameCore);
+  for (std::int64_t i = 0; i < kCalls; ++i) {
+    sums += stats::Breakdown{.service_ns = kService, .other_ns = -kService};
+  }
+  ASSERT_GT(sums.service_ns, static_cast<Int128>(std::numeric_limits<std::int64_t>::max()));
+  const ordered_json j = result_to_json(r);
+  const ordered_json& core = j["tiers"]["sched_other"]["same_core"]["breakdown"];
+  EXPECT_EQ(core["service_ns"], kService);
+  EXPECT_EQ(core["other_ns"], -kService);
 }
 
 TEST(ConsoleTest, BreakdownBlockShowsTheMeansOfTiersWithCalls) {

@@ -267,6 +267,17 @@ TEST(RunRecordTest, RefusesBreakdownSumsThatNoCallCouldMake) {
   result.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster).other_ns = -5;
   const RunRecord back = read_record(record_text(run, result));
   EXPECT_EQ(back.result.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster).other_ns, -5);
+  // Sums past 64 bits (10,000 calls of 999,000 s each) are written as decimal text and read
+  // back exactly, either sign.
+  stats::BreakdownSums& huge = result.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster);
+  const Int128 beyond = Int128{999'000'000'000'000} * 10'000;
+  huge.service_ns = beyond;
+  huge.other_ns = -beyond;
+  const std::string text = record_text(run, result);
+  EXPECT_NE(text.find("\"service_ns\":\"9990000000000000000\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"other_ns\":\"-9990000000000000000\""), std::string::npos) << text;
+  const RunRecord wide = read_record(text);
+  EXPECT_TRUE(wide.result.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster) == huge);
 }
 
 // Records of one point (payload 16): fifo and ctabs over seeds 1..3, with different numbers of

@@ -219,7 +219,7 @@ TEST(SimulationLimitsTest, AHandlerThatSleepsCountsTheSleepAsOtherNotAsService) 
   std::uint64_t calls = 0;
   for (std::size_t c = 0; c < result.tiers.size(); ++c) {
     for (std::size_t t = 0; t < result.tiers[c].size(); ++t) {
-      const stats::Breakdown& sums = result.breakdown[c][t];
+      const stats::BreakdownSums& sums = result.breakdown[c][t];
       calls += result.tiers[c][t].count();
       EXPECT_EQ(sums.service_ns, 0) << "class " << c << " tier " << t;  // no handler work
       EXPECT_GE(sums.kernel_ns, 0) << "class " << c << " tier " << t;
@@ -487,7 +487,7 @@ TEST(BreakdownTest, PartsAddUpToTheRoundTripOfEveryTier) {
                               b.cache_refill_ns + b.service_ns + b.other_ns),
           sum);
       if (h.count() == 0) {
-        EXPECT_EQ(b, stats::Breakdown{});
+        EXPECT_EQ(b, stats::BreakdownSums{});
         continue;
       }
       calls += static_cast<std::int64_t>(h.count());

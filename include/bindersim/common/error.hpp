@@ -34,4 +34,6 @@ class ConfigError : public std::runtime_error {
 namespace bindersim {
 // Unsigned 128-bit integer (a GCC/Clang extension) for exact products and sums.
 __extension__ using Uint128 = unsigned __int128;
+// Signed 128-bit integer, for sums that may be negative.
+__extension__ using Int128 = __int128;
 }  // namespace bindersim

@@ -36,24 +36,29 @@ std::string fingerprint_hex(std::uint64_t fingerprint);
 double tier_share(const stats::RunResult& result, stats::SchedClass sched_class, stats::Tier tier);
 
 // One part of stats::Breakdown: its key in the `breakdown` object of a tier, its column title
-// on the console, the member that holds it, and whether it may be negative (readers reject a
-// negative value of every other part).
+// on the console, the members that hold it per call and summed, and whether it may be negative
+// (readers reject a negative value of every other part).
 struct BreakdownPart {
   std::string_view key;    // "kernel_ns", ...
   std::string_view label;  // "kernel", ...
   std::int64_t stats::Breakdown::*member;
+  Int128 stats::BreakdownSums::*sum_member;
   bool may_be_negative = false;
 };
 // Every part, in the documented key order. Only other_ns, what is left of the latency after
 // the measured parts, may be negative.
 inline constexpr std::array<BreakdownPart, 7> kBreakdownParts = {{
-    {"kernel_ns", "kernel", &stats::Breakdown::kernel_ns},
-    {"wakeup_ipi_ns", "wakeup+IPI", &stats::Breakdown::wakeup_ipi_ns},
-    {"idle_exit_ns", "idle exit", &stats::Breakdown::idle_exit_ns},
-    {"runqueue_wait_ns", "rq wait", &stats::Breakdown::runqueue_wait_ns},
-    {"cache_refill_ns", "cache", &stats::Breakdown::cache_refill_ns},
-    {"service_ns", "service", &stats::Breakdown::service_ns},
-    {"other_ns", "other", &stats::Breakdown::other_ns, true},
+    {"kernel_ns", "kernel", &stats::Breakdown::kernel_ns, &stats::BreakdownSums::kernel_ns},
+    {"wakeup_ipi_ns", "wakeup+IPI", &stats::Breakdown::wakeup_ipi_ns,
+     &stats::BreakdownSums::wakeup_ipi_ns},
+    {"idle_exit_ns", "idle exit", &stats::Breakdown::idle_exit_ns,
+     &stats::BreakdownSums::idle_exit_ns},
+    {"runqueue_wait_ns", "rq wait", &stats::Breakdown::runqueue_wait_ns,
+     &stats::BreakdownSums::runqueue_wait_ns},
+    {"cache_refill_ns", "cache", &stats::Breakdown::cache_refill_ns,
+     &stats::BreakdownSums::cache_refill_ns},
+    {"service_ns", "service", &stats::Breakdown::service_ns, &stats::BreakdownSums::service_ns},
+    {"other_ns", "other", &stats::Breakdown::other_ns, &stats::BreakdownSums::other_ns, true},
 }};
 
 // Mean per call of every breakdown part of a tier: the tier's summed breakdown divided by its

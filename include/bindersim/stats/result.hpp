@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bindersim/common/error.hpp"
 #include "bindersim/stats/histogram.hpp"
 
 namespace bindersim::stats {
@@ -45,22 +46,24 @@ struct SelectionCounts {
   std::uint64_t nudges_declined = 0;  // cluster-match win while the caller's CPU was busy
 };
 
-// Where the round trip of two-way calls went, summed over the calls of a tier (nanoseconds).
-// Per call: kernel = binder send/receive/reply paths and context switches on both sides;
-// wakeup_ipi = waiting for a reschedule IPI; idle_exit = waiting for a CPU to leave its idle
+// Where the round trip of a two-way call went (nanoseconds); BreakdownSums adds them up over the
+// calls of a tier. Per call: kernel = binder send/receive/reply paths and context switches on both
+// sides; wakeup_ipi = waiting for a reschedule IPI; idle_exit = waiting for a CPU to leave its idle
 // state; runqueue_wait = woken but waiting for the CPU behind other tasks; cache_refill =
 // working-set refill and payload transfer stalls; service = the server's handler work;
 // other = the rest of the round trip (latency minus the parts above).
-struct Breakdown {
-  std::int64_t kernel_ns = 0;
-  std::int64_t wakeup_ipi_ns = 0;
-  std::int64_t idle_exit_ns = 0;
-  std::int64_t runqueue_wait_ns = 0;
-  std::int64_t cache_refill_ns = 0;
-  std::int64_t service_ns = 0;
-  std::int64_t other_ns = 0;
+template <typename T>
+struct BasicBreakdown {
+  T kernel_ns = 0;
+  T wakeup_ipi_ns = 0;
+  T idle_exit_ns = 0;
+  T runqueue_wait_ns = 0;
+  T cache_refill_ns = 0;
+  T service_ns = 0;
+  T other_ns = 0;
 
-  Breakdown& operator+=(const Breakdown& b) {
+  template <typename U>
+  BasicBreakdown& operator+=(const BasicBreakdown<U>& b) {
     kernel_ns += b.kernel_ns;
     wakeup_ipi_ns += b.wakeup_ipi_ns;
     idle_exit_ns += b.idle_exit_ns;
@@ -70,8 +73,12 @@ struct Breakdown {
     other_ns += b.other_ns;
     return *this;
   }
-  bool operator==(const Breakdown&) const = default;
+  bool operator==(const BasicBreakdown&) const = default;
 };
+using Breakdown = BasicBreakdown<std::int64_t>;
+// Sums of breakdowns (a tier's calls, runs pooled): 128 bits, as a tier of thousands of calls
+// of up to 10^6 s each, or many runs pooled, can pass 2^63 ns.
+using BreakdownSums = BasicBreakdown<Int128>;
 
 // The names SchedulerStats::governor takes (the scenario's kernel.cpufreq_governor values), in
 // the order of sched::Governor.
@@ -159,12 +166,12 @@ struct RunResult {
   bool clients_finished = false;
 
   // Summed breakdown of the calls of each tier (divide by the tier's count for the mean).
-  std::array<std::array<Breakdown, kNumTiers>, kNumSchedClasses> breakdown{};
+  std::array<std::array<BreakdownSums, kNumTiers>, kNumSchedClasses> breakdown{};
 
-  const Breakdown& tier_breakdown(SchedClass c, Tier t) const {
+  const BreakdownSums& tier_breakdown(SchedClass c, Tier t) const {
     return breakdown[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
   }
-  Breakdown& tier_breakdown(SchedClass c, Tier t) {
+  BreakdownSums& tier_breakdown(SchedClass c, Tier t) {
     return breakdown[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
   }
 
