@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -227,6 +228,15 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         workload::load_scenario(scenario_name, data_dir() / "scenarios", registry, base_overrides);
     io::CompareReport report;
     report.scenario = base.name;
+    // Seeds S..S+N-1 must not wrap past the largest seed to 0.
+    if (base.seed > std::numeric_limits<std::uint64_t>::max() - (num_seeds - 1)) {
+      throw ConfigError(
+          "--seeds " + std::to_string(num_seeds) + ": the seeds from " + std::to_string(base.seed) +
+          " on would pass the largest seed, " +
+          std::to_string(std::numeric_limits<std::uint64_t>::max()) +
+          "; expected a scenario seed of at most " +
+          std::to_string(std::numeric_limits<std::uint64_t>::max() - (num_seeds - 1)));
+    }
     for (std::size_t s = 0; s < num_seeds; ++s) report.seeds.push_back(base.seed + s);
 
     std::vector<ColumnPlan> plans;

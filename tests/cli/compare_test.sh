@@ -47,6 +47,14 @@ check "wall time and runs/s go to stderr" grep -q 'runs/s' "$TMP/err"
 check "runs that finish give no warning" test "$(grep -c 'did not finish' "$TMP/err")" -eq 0
 cp "$TMP/out" "$TMP/table-jobs2"
 
+# --- seeds that would wrap past the largest seed are refused -------------------------------
+rm -f "$TMP/wrap.json"
+run compare "$SCENARIO" --set seed=18446744073709551615 --seeds 2 --out "$TMP/wrap.json"
+check "seeds past 2^64-1 exit 2 with one line and no output file" \
+  test "$rc" -eq 2 -a "$(wc -l <"$TMP/err")" -eq 1 -a ! -e "$TMP/wrap.json"
+check "the line names the largest scenario seed that fits" \
+  grep -q 'expected a scenario seed of at most 18446744073709551614$' "$TMP/err"
+
 # --- runs cut short by the time limit are named on stderr ------------------------------------
 run compare "$SCENARIO" --selectors fifo,ctabs --seeds 2 --set time_limit_s=0.05
 check "a comparison of runs cut short still exits 0" test "$rc" -eq 0
