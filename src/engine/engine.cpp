@@ -53,7 +53,7 @@ void Engine::on_check() {
   }
   if (dispatched_ == compact_check_at_) {
     compact_check_at_ += compact_every_;
-    if (queue_.size() > compact_at_) compact();
+    if (queue_.size() > compact_at_ || queue_.sequences_left() < kSequencesReserve) compact();
   }
   update_check_at();
 }
@@ -69,8 +69,9 @@ void Engine::compact() {
       live.push_back(event);
     }
   }
-  // Queued again in (time, sequence) order: their new sequence numbers keep that order, and
-  // events scheduled from now on still come after them at equal times.
+  // Queued again in (time, sequence) order, numbered from 0: their new sequence numbers keep
+  // that order, and events scheduled from now on still come after them at equal times.
+  queue_.restart_sequence();
   for (const Event& e : live) queue_.push(e.time, e.target, e.kind, e.id, e.arg);
   compact_at_ = std::max(compact_min_, 2 * live.size());
 }

@@ -333,6 +333,23 @@ TEST(EventQueueTest, EventsEarlierThanTheLastPoppedStillLeaveInOrder) {
   check.drain();
 }
 
+TEST(EventQueueTest, AnEmptyQueueNumbersItsEventsFromZeroAgain) {
+  // Sequence numbers are finite; an empty queue may restart them, and ties still leave in the
+  // order they were pushed.
+  EventQueue q;
+  for (std::uint32_t id = 0; id < 3; ++id) q.push(10, 0, 0, id, 0);
+  const std::uint64_t left = q.sequences_left();
+  while (!q.empty()) q.pop();
+  q.restart_sequence();
+  EXPECT_EQ(q.sequences_left(), left + 3);
+  for (std::uint32_t id = 10; id < 13; ++id) q.push(20, 0, 0, id, 0);
+  for (std::uint32_t id = 10; id < 13; ++id) {
+    const Event e = q.pop();
+    EXPECT_EQ(e.id, id);
+    EXPECT_EQ(e.sequence, id - 10);
+  }
+}
+
 TEST(EventQueueTest, EventsOnBucketBoundariesLeaveInPushOrder) {
   // Times on a coarse power-of-two grid, many events at each, and new events pushed at exactly
   // the times already queued: the edges between heap, rungs and top are exact, and an event

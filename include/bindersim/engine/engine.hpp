@@ -68,7 +68,9 @@ class Engine {
   // kStallEvents events (checked every kStallEvents events: after at most twice that many).
   // Every kCompactCheckEvents events, a queue of more than kCompactAt pending events (and twice
   // as many as after the last compaction) drops its stale events (EventHandler::is_stale()), so
-  // that superseded events cannot pile up without bound; the others keep their order. Dropped
+  // that superseded events cannot pile up without bound; the others keep their order and are
+  // numbered again from 0. So does a queue with fewer than kSequencesReserve sequence numbers
+  // left (after 2^39 events, days of run time), which could otherwise run out of them. Dropped
   // events are neither dispatched nor hashed into the fingerprint. The simulator keeps about a
   // hundred events pending, so its runs never get there unless events are superseded without
   // end (a segment of a long task preempted again and again, its completion re-timed each time).
@@ -76,6 +78,7 @@ class Engine {
   static constexpr std::uint64_t kStallEvents = std::uint64_t{1} << 24;
   static constexpr std::uint64_t kCompactCheckEvents = std::uint64_t{1} << 16;
   static constexpr std::size_t kCompactAt = std::size_t{1} << 16;
+  static constexpr std::uint64_t kSequencesReserve = std::uint64_t{1} << 39;
   // Makes run() return after the current event.
   void stop() { stopped_ = true; }
 

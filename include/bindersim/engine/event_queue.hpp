@@ -55,8 +55,8 @@ struct Event {
 // An event is thus filed and moved a few times at O(1) cost and meets a heap of the nearest few
 // events, whatever the queue's size. Any times may be pushed; the ladder pays off when they are
 // not earlier than the last popped time, as with a simulator's clock.
-// Limits, checked: times before kNever (the simulator's "no time"), 2^40 events pushed over the
-// queue's life, 2^24 pending at once.
+// Limits, checked: times before kNever (the simulator's "no time"), 2^40 events pushed between
+// restarts of their numbering (restart_sequence()), 2^24 pending at once.
 class EventQueue {
  public:
   // Adds an event; its sequence number is assigned here.
@@ -117,6 +117,14 @@ class EventQueue {
   bool empty() const { return count_ == 0; }
   std::size_t size() const { return count_; }
   void reserve(std::size_t n);
+  // Sequence numbers are finite (2^40 over the queue's life, checked at push): how many are
+  // left, and, for an empty queue, numbering from 0 again (events pushed afterwards keep their
+  // order among themselves, and there are no others).
+  std::uint64_t sequences_left() const { return kMaxSequence - next_sequence_; }
+  void restart_sequence() {
+    BSIM_CHECK(empty());
+    next_sequence_ = 0;
+  }
 
  private:
   // What an event carries besides its key.
