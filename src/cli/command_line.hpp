@@ -14,6 +14,10 @@
 
 namespace bindersim::cli {
 
+// Why a run's clients may not have finished their iterations, for the warnings of run and compare.
+inline constexpr const char* kUnfinishedClientsReason =
+    "the time limit, or work that can never run, ended the run first";
+
 // Writes "bindersim COMMAND: MESSAGE (see bindersim COMMAND --help)" as one line on `err` and
 // returns 2, the exit code of bad input.
 int usage_error(std::ostream& err, const std::string& command, const std::string& message);

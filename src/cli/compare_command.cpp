@@ -379,8 +379,8 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     if (num_unfinished > 0) {
       err << fmt::format(
           "bindersim compare: warning: in {} of {} runs the clients did not finish their "
-          "iterations (the time limit, or work that can never run, ended the run first): {}\n",
-          num_unfinished, num_jobs, unfinished);
+          "iterations ({}): {}\n",
+          num_unfinished, num_jobs, kUnfinishedClientsReason, unfinished);
     }
     return 0;
   } catch (const ConfigError& error) {

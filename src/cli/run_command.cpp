@@ -288,8 +288,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
                                   static_cast<int>(scenario.clients.size()), out);
     }
     if (!result.clients_finished) {
-      err << "bindersim: warning: the clients did not finish their iterations (the time limit, "
-             "or work that can never run, ended the run first)\n";
+      err << "bindersim: warning: the clients did not finish their iterations ("
+          << kUnfinishedClientsReason << ")\n";
     }
     out << std::fixed << std::setprecision(3) << "simulated "
         << static_cast<double>(result.simulated_ns) / 1e9 << " s, " << result.events
