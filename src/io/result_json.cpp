@@ -105,8 +105,7 @@ stats::Breakdown tier_breakdown_mean(const stats::RunResult& result, stats::Sche
   const Uint128 n = count;
   for (const BreakdownPart& part : kBreakdownParts) {
     const Int128 s = sum.*part.sum_member;
-    const Uint128 magnitude = s < 0 ? static_cast<Uint128>(-(s + 1)) + 1 : static_cast<Uint128>(s);
-    const auto rounded = static_cast<std::int64_t>((2 * magnitude + n) / (2 * n));
+    const auto rounded = static_cast<std::int64_t>((2 * magnitude(s) + n) / (2 * n));
     mean.*part.member = s < 0 ? -rounded : rounded;
   }
   return mean;

@@ -36,20 +36,26 @@ std::string uint128_text(Uint128 value) {
   return digits;
 }
 
-Uint128 read_uint128(const JsonNode& node) {
-  const std::string text = node.as_string();
-  const Uint128 max = ~Uint128{0};
-  if (text.empty() || text.size() > 39 || (text.size() > 1 && text[0] == '0')) {
-    node.fail_expected("a decimal unsigned integer as a string");
+// The value of `digits`, decimal without leading zeros, at most `max`; `node` (which holds
+// them) reports malformed digits as not `expected`, and a larger value as not `in_range`.
+Uint128 parse_decimal(const JsonNode& node, std::string_view digits, Uint128 max,
+                      const std::string& expected, const std::string& in_range) {
+  if (digits.empty() || digits.size() > 39 || (digits.size() > 1 && digits[0] == '0')) {
+    node.fail_expected(expected);
   }
   Uint128 value = 0;
-  for (const char c : text) {
-    if (c < '0' || c > '9') node.fail_expected("a decimal unsigned integer as a string");
+  for (const char c : digits) {
+    if (c < '0' || c > '9') node.fail_expected(expected);
     const auto digit = static_cast<unsigned>(c - '0');
-    if (value > (max - digit) / 10) node.fail_expected("an unsigned 128-bit integer");
+    if (value > (max - digit) / 10) node.fail_expected(in_range);
     value = value * 10 + digit;
   }
   return value;
+}
+
+Uint128 read_uint128(const JsonNode& node) {
+  return parse_decimal(node, node.as_string(), ~Uint128{0},
+                       "a decimal unsigned integer as a string", "an unsigned 128-bit integer");
 }
 
 std::uint64_t read_count(const JsonNode& node) {
@@ -71,9 +77,7 @@ ordered_json breakdown_sum_json(Int128 sum) {
       sum <= std::numeric_limits<std::int64_t>::max()) {
     return static_cast<std::int64_t>(sum);
   }
-  const Uint128 magnitude =
-      sum < 0 ? static_cast<Uint128>(-(sum + 1)) + 1 : static_cast<Uint128>(sum);
-  std::string text = uint128_text(magnitude);
+  std::string text = uint128_text(magnitude(sum));
   if (sum < 0) text.insert(text.begin(), '-');
   return text;
 }
@@ -83,21 +87,13 @@ Int128 read_breakdown_sum(const JsonNode& node, bool may_be_negative) {
   const std::string text = node.as_string();
   const bool negative = may_be_negative && text.starts_with('-');
   const std::string_view digits = std::string_view(text).substr(negative ? 1 : 0);
-  const char* expected = may_be_negative
-                             ? "a decimal integer as a string (beyond 64 bits)"
-                             : "a decimal unsigned integer as a string (beyond 64 bits)";
-  const Uint128 limit =
-      static_cast<Uint128>(std::numeric_limits<Int128>::max()) + (negative ? 1 : 0);
-  if (digits.empty() || (digits.size() > 1 && digits[0] == '0')) node.fail_expected(expected);
-  Uint128 magnitude = 0;
-  for (const char c : digits) {
-    if (c < '0' || c > '9') node.fail_expected(expected);
-    const auto digit = static_cast<unsigned>(c - '0');
-    if (magnitude > (limit - digit) / 10) node.fail_expected("a 128-bit integer");
-    magnitude = magnitude * 10 + digit;
-  }
-  if (negative) return magnitude == 0 ? 0 : -static_cast<Int128>(magnitude - 1) - 1;
-  return static_cast<Int128>(magnitude);
+  const Uint128 value = parse_decimal(
+      node, digits, static_cast<Uint128>(std::numeric_limits<Int128>::max()) + (negative ? 1 : 0),
+      may_be_negative ? "a decimal integer as a string (beyond 64 bits)"
+                      : "a decimal unsigned integer as a string (beyond 64 bits)",
+      "a 128-bit integer");
+  if (negative) return value == 0 ? 0 : -static_cast<Int128>(value - 1) - 1;
+  return static_cast<Int128>(value);
 }
 
 ordered_json breakdown_sums_json(const stats::BreakdownSums& sums) {

@@ -36,4 +36,8 @@ namespace bindersim {
 __extension__ using Uint128 = unsigned __int128;
 // Signed 128-bit integer, for sums that may be negative.
 __extension__ using Int128 = __int128;
+// |value|, exact for every value (the most negative one included).
+inline Uint128 magnitude(Int128 value) {
+  return value < 0 ? static_cast<Uint128>(-(value + 1)) + 1 : static_cast<Uint128>(value);
+}
 }  // namespace bindersim
