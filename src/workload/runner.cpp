@@ -294,7 +294,6 @@ void WorkloadRunner::spawn_helper(int tid) {
   }
   const int child = driver_.create_thread(proc, params);
   ThreadState& c = state(child);
-  c = ThreadState{};                 // the slot may have belonged to an exited thread
   ThreadState& parent = state(tid);  // taken after state(child), which may grow the vector
   c.client = client;
   c.parent = tid;
