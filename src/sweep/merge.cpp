@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "bindersim/common/error.hpp"
@@ -62,37 +63,47 @@ std::string seeds_list(const std::vector<std::uint64_t>& seeds) {
   return out;
 }
 
+// Adds one run's figure to its pooled sum. A sum beyond the figure's type is a ConfigError
+// naming it: only runs far beyond any practical use get there (2^63 ns is 292 years).
+template <typename T>
+void add_to(T& sum, T run, const char* figure) {
+  if (__builtin_add_overflow(sum, run, &sum)) {
+    throw ConfigError(fmt::format("the pooled {} passes {} (pool fewer or shorter runs)", figure,
+                                  std::numeric_limits<T>::max()));
+  }
+}
+
 // Sums of one run's figures into the pooled run's.
 void add_counters(stats::Counters& sum, const stats::Counters& run) {
-  sum.cpu_cycles += run.cpu_cycles;
-  sum.cache_refs += run.cache_refs;
-  sum.cache_misses += run.cache_misses;
-  sum.migrations += run.migrations;
-  sum.context_switches += run.context_switches;
+  add_to(sum.cpu_cycles, run.cpu_cycles, "counters/cpu_cycles");
+  add_to(sum.cache_refs, run.cache_refs, "counters/cache_refs");
+  add_to(sum.cache_misses, run.cache_misses, "counters/cache_misses");
+  add_to(sum.migrations, run.migrations, "counters/migrations");
+  add_to(sum.context_switches, run.context_switches, "counters/context_switches");
 }
 
 void add_lock(stats::LockStats& sum, const stats::LockStats& lock) {
-  sum.acquisitions += lock.acquisitions;
-  sum.contended += lock.contended;
-  sum.trylock_failures += lock.trylock_failures;
-  sum.sleeps += lock.sleeps;
-  sum.handoffs += lock.handoffs;
+  add_to(sum.acquisitions, lock.acquisitions, "lock acquisitions");
+  add_to(sum.contended, lock.contended, "lock contended");
+  add_to(sum.trylock_failures, lock.trylock_failures, "lock trylock_failures");
+  add_to(sum.sleeps, lock.sleeps, "lock sleeps");
+  add_to(sum.handoffs, lock.handoffs, "lock handoffs");
   sum.wait_ns.merge(lock.wait_ns);
   sum.hold_ns.merge(lock.hold_ns);
-  sum.spin_ns += lock.spin_ns;
-  sum.inversions += lock.inversions;
-  sum.inversion_ns += lock.inversion_ns;
-  sum.owner_preempted += lock.owner_preempted;
-  sum.owner_preempted_ns += lock.owner_preempted_ns;
+  add_to(sum.spin_ns, lock.spin_ns, "lock spin_ns");
+  add_to(sum.inversions, lock.inversions, "lock inversions");
+  add_to(sum.inversion_ns, lock.inversion_ns, "lock inversion_ns");
+  add_to(sum.owner_preempted, lock.owner_preempted, "lock owner_preempted");
+  add_to(sum.owner_preempted_ns, lock.owner_preempted_ns, "lock owner_preempted_ns");
 }
 
 void add_allocator(stats::AllocatorStats& sum, const stats::AllocatorStats& alloc) {
-  sum.allocations += alloc.allocations;
-  sum.failed_no_space += alloc.failed_no_space;
-  sum.failed_async_space += alloc.failed_async_space;
-  sum.pages_installed += alloc.pages_installed;
-  sum.pages_reclaimed += alloc.pages_reclaimed;
-  sum.shrinker_skips += alloc.shrinker_skips;
+  add_to(sum.allocations, alloc.allocations, "allocator/allocations");
+  add_to(sum.failed_no_space, alloc.failed_no_space, "allocator/failed_no_space");
+  add_to(sum.failed_async_space, alloc.failed_async_space, "allocator/failed_async_space");
+  add_to(sum.pages_installed, alloc.pages_installed, "allocator/pages_installed");
+  add_to(sum.pages_reclaimed, alloc.pages_reclaimed, "allocator/pages_reclaimed");
+  add_to(sum.shrinker_skips, alloc.shrinker_skips, "allocator/shrinker_skips");
   add_lock(sum.alloc_lock, alloc.alloc_lock);
   add_lock(sum.page_lock, alloc.page_lock);
 }
@@ -100,10 +111,10 @@ void add_allocator(stats::AllocatorStats& sum, const stats::AllocatorStats& allo
 }  // namespace
 
 void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
-  pooled.completed += run.completed;
-  pooled.failed_calls += run.failed_calls;
+  add_to(pooled.completed, run.completed, "completed calls");
+  add_to(pooled.failed_calls, run.failed_calls, "failed calls");
   add_allocator(pooled.allocator, run.allocator);
-  pooled.simulated_ns += run.simulated_ns;
+  add_to(pooled.simulated_ns, run.simulated_ns, "simulated time (ns)");
   pooled.latency.merge(run.latency);
   for (std::size_t c = 0; c < stats::kNumSchedClasses; ++c) {
     for (std::size_t t = 0; t < stats::kNumTiers; ++t) {
@@ -113,26 +124,27 @@ void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
   }
   add_counters(pooled.counters, run.counters);
   add_counters(pooled.process_counters, run.process_counters);
-  pooled.selection.same_cpu += run.selection.same_cpu;
-  pooled.selection.same_cluster += run.selection.same_cluster;
-  pooled.selection.other += run.selection.other;
-  pooled.selection.none_idle += run.selection.none_idle;
-  pooled.selection.nudges_applied += run.selection.nudges_applied;
-  pooled.selection.nudges_declined += run.selection.nudges_declined;
+  stats::SelectionCounts& selection = pooled.selection;
+  add_to(selection.same_cpu, run.selection.same_cpu, "selection/same_cpu");
+  add_to(selection.same_cluster, run.selection.same_cluster, "selection/same_cluster");
+  add_to(selection.other, run.selection.other, "selection/other");
+  add_to(selection.none_idle, run.selection.none_idle, "selection/none_idle");
+  add_to(selection.nudges_applied, run.selection.nudges_applied, "selection/nudges_applied");
+  add_to(selection.nudges_declined, run.selection.nudges_declined, "selection/nudges_declined");
   stats::SchedulerStats& sched = pooled.scheduler;
   if (sched.cpu_busy_ns.size() < run.scheduler.cpu_busy_ns.size()) {
     sched.cpu_busy_ns.resize(run.scheduler.cpu_busy_ns.size(), 0);
   }
   for (std::size_t cpu = 0; cpu < run.scheduler.cpu_busy_ns.size(); ++cpu) {
-    sched.cpu_busy_ns[cpu] += run.scheduler.cpu_busy_ns[cpu];
+    add_to(sched.cpu_busy_ns[cpu], run.scheduler.cpu_busy_ns[cpu], "CPU busy time (ns)");
   }
-  sched.frequency_changes += run.scheduler.frequency_changes;
-  sched.newidle_pulls += run.scheduler.newidle_pulls;
-  sched.rt_pulls += run.scheduler.rt_pulls;
-  sched.rt_pushes += run.scheduler.rt_pushes;
-  sched.balance_pulls += run.scheduler.balance_pulls;
-  sched.misfit_migrations += run.scheduler.misfit_migrations;
-  pooled.events += run.events;
+  add_to(sched.frequency_changes, run.scheduler.frequency_changes, "frequency changes");
+  add_to(sched.newidle_pulls, run.scheduler.newidle_pulls, "newidle pulls");
+  add_to(sched.rt_pulls, run.scheduler.rt_pulls, "RT pulls");
+  add_to(sched.rt_pushes, run.scheduler.rt_pushes, "RT pushes");
+  add_to(sched.balance_pulls, run.scheduler.balance_pulls, "balance pulls");
+  add_to(sched.misfit_migrations, run.scheduler.misfit_migrations, "misfit migrations");
+  add_to(pooled.events, run.events, "events");
   pooled.clients_finished = pooled.clients_finished && run.clients_finished;
 }
 
@@ -244,7 +256,11 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
     column.freq_time[c] += static_cast<Uint128>(record.result.scheduler.clusters[c].mean_freq_khz) *
                            static_cast<Uint128>(record.result.simulated_ns);
   }
-  pool_into(*column.pooled, record.result);
+  try {
+    pool_into(*column.pooled, record.result);
+  } catch (const ConfigError& error) {
+    throw ConfigError(file + ": " + error.what());
+  }
 }
 
 SweepSummary SweepMerger::finish() const {

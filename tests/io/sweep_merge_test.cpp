@@ -410,6 +410,30 @@ TEST(SweepMergerTest, RefusesARepeatedSeedAndMixedSweeps) {
   EXPECT_THROW(mixed.add(other, "b.json"), ConfigError);
 }
 
+TEST(SweepMergerTest, RefusesPooledSumsBeyondTheirRange) {
+  // Two seeds of 5e18 ns each (158 years apiece) pool past 2^63 ns of simulated time: the
+  // merge names the file and the figure instead of wrapping to a negative time.
+  const std::vector<RunRecord> records = point_records();
+  std::vector<RunRecord> long_runs = {records[0], records[1]};
+  for (RunRecord& record : long_runs) record.result.simulated_ns = 5'000'000'000'000'000'000;
+  SweepMerger merger;
+  merger.add(long_runs[0], "a.json");
+  try {
+    merger.add(long_runs[1], "b.json");
+    FAIL() << "pooled past 2^63 ns";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "b.json: the pooled simulated time (ns) passes 9223372036854775807 (pool fewer or "
+              "shorter runs)");
+  }
+  // Unsigned counts are refused at 2^64 the same way.
+  long_runs = {records[0], records[1]};
+  for (RunRecord& record : long_runs) record.result.counters.cache_refs = 1ull << 63;
+  SweepMerger counts;
+  counts.add(long_runs[0], "a.json");
+  EXPECT_THROW(counts.add(long_runs[1], "b.json"), ConfigError);
+}
+
 TEST(SweepMergerTest, PointsFollowTheRunOrderOfTheSweep) {
   // Two points (payload 4096 expanded first, then 16): points and their columns come in the
   // order of the lowest run index, not sorted by value or name.

@@ -30,7 +30,8 @@ inline constexpr std::string_view kSummarySchema = "bindersim.sweep-summary/1";
 // completed calls, simulated time, counters, selections, breakdown sums, per-CPU busy times
 // and scheduler counts added; clients_finished only while every run finished. Names, seed,
 // version, fingerprint, governor and cluster mean frequencies of `pooled` are left as they
-// are (SweepMerger pools the frequencies as time-weighted means).
+// are (SweepMerger pools the frequencies as time-weighted means). A sum beyond its type's range
+// is a ConfigError naming the figure.
 void pool_into(stats::RunResult& pooled, const stats::RunResult& run);
 
 // The runs of one selector (and placement) at one point of the sweep, across seeds.
