@@ -53,12 +53,18 @@ std::string ms(std::int64_t ns) { return ms_value(ns) + " ms"; }
 std::string percent(double share) { return fmt::format("{:.1f}%", share * 100.0); }
 
 // Tier table columns: label widths and right-aligned number widths.
-constexpr int kClassWidth = 13;
-constexpr int kTierWidth = 15;
-constexpr int kLatencyWidth = 13;
-constexpr int kCallsWidth = 13;
-constexpr int kShareWidth = 8;
-constexpr int kPartWidth = 12;  // breakdown columns
+constexpr std::size_t kClassWidth = 13;
+constexpr std::size_t kTierWidth = 15;
+constexpr std::size_t kLatencyWidth = 13;
+constexpr std::size_t kCallsWidth = 13;
+constexpr std::size_t kShareWidth = 8;
+constexpr std::size_t kPartWidth = 12;  // breakdown columns
+
+// `text` right-aligned in `width` columns, or wider by as much as it needs: a number too long
+// for its column still keeps one space from the one before.
+std::string right(const std::string& text, std::size_t width) {
+  return fmt::format("{:>{}}", text, std::max(width, text.size() + 1));
+}
 
 // Integer nanoseconds as microseconds with 3 decimals, exactly: -1500 -> "-1.500".
 std::string us_value(std::int64_t ns) {
@@ -91,7 +97,7 @@ void print_breakdown(const stats::RunResult& result, std::ostream& out) {
       line = fmt::format("{:<{}}{:<{}}", first ? class_label(c) : "", kClassWidth, tier_label(t),
                          kTierWidth);
       for (const BreakdownPart& part : kBreakdownParts) {
-        line += fmt::format("{:>{}}", us_value(mean.*part.member), kPartWidth);
+        line += right(us_value(mean.*part.member), kPartWidth);
       }
       out << line << '\n';
       first = false;
@@ -112,12 +118,13 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
     for (stats::Tier t : kTiers) {
       const stats::Histogram& h = result.tier(c, t);
       const bool empty = h.count() == 0;
-      out << fmt::format("{:<{}}{:<{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}\n",
-                         t == stats::Tier::kSameCore ? class_label(c) : "", kClassWidth,
-                         tier_label(t), kTierWidth, empty ? "-" : ms(h.mean()), kLatencyWidth,
-                         grouped(h.count()), kCallsWidth, percent(tier_share(result, c, t)),
-                         kShareWidth, empty ? "-" : ms(h.percentile(0.50)), kLatencyWidth,
-                         empty ? "-" : ms(h.percentile(0.99)), kLatencyWidth);
+      out << fmt::format("{:<{}}{:<{}}", t == stats::Tier::kSameCore ? class_label(c) : "",
+                         kClassWidth, tier_label(t), kTierWidth)
+          << right(empty ? "-" : ms(h.mean()), kLatencyWidth)
+          << right(grouped(h.count()), kCallsWidth)
+          << right(percent(tier_share(result, c, t)), kShareWidth)
+          << right(empty ? "-" : ms(h.percentile(0.50)), kLatencyWidth)
+          << right(empty ? "-" : ms(h.percentile(0.99)), kLatencyWidth) << '\n';
     }
   }
   print_breakdown(result, out);

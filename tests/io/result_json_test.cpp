@@ -493,6 +493,29 @@ TEST(ConsoleTest, EmptyTierShowsNoLatency) {
   EXPECT_FALSE(contains(lines[3], "ms"));
 }
 
+TEST(ConsoleTest, NumbersTooWideForTheirColumnsStaySeparate) {
+  // Calls of 10^14 ns (28 hours; the histograms hold them as their top value, 2^40 ns) print
+  // numbers wider than their columns: each still keeps a space from the one before it, in the
+  // tier table and in the breakdown.
+  RunResult r;
+  r.tier(SchedClass::kOther, Tier::kSameCore).record_n(100'000'000'000'000, 3);
+  r.tier_breakdown(SchedClass::kOther, Tier::kSameCore) = {.kernel_ns = 300'000'000'000'000,
+                                                           .wakeup_ipi_ns = 3'000'000'000'000};
+  std::ostringstream out;
+  print_tier_table(r, out);
+  const std::vector<std::string> lines = lines_of(out.str());
+  const auto row = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.rfind("SCHED_OTHER", 0) == 0;
+  });
+  ASSERT_NE(row, lines.end()) << out.str();
+  EXPECT_EQ(*row,
+            "SCHED_OTHER  same core       1099511.628 ms            3  100.0% 1099511.628 ms "
+            "1099511.628 ms");
+  const auto title = std::find(lines.begin(), lines.end(), "breakdown (mean per call, us)");
+  ASSERT_LT(title + 2, lines.end());
+  EXPECT_TRUE(contains(title[2], " 100000000000.000 1000000000.000 ")) << title[2];
+}
+
 TEST(ConsoleTest, ComparisonPutsOneColumnPerRun) {
   // Two runs side by side: headed by their selectors, each row carries both runs' values,
   // and every line has the same width.
