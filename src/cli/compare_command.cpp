@@ -41,6 +41,9 @@ namespace {
 // Every run's result is kept until the comparison is printed, a few MB each (its latency
 // histograms): more seeds than this per column are a job for `bindersim sweep`.
 constexpr int kMaxSeeds = 100;
+// Runs (columns x seeds) of one comparison; each result is held until the table is written
+// (about 80 KB apiece). Larger grids are sweeps, run and pooled from files.
+constexpr std::size_t kMaxRuns = 10'000;
 
 constexpr const char* kCompareUsage =
     "usage: bindersim compare SCENARIO [--selectors A,B,...] [--seeds N]\n"
@@ -241,6 +244,13 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
 
     std::vector<ColumnPlan> plans;
     const std::size_t num_values = vary ? vary->values.size() : 1;
+    if (const std::size_t columns = selector_names.size() * num_values;
+        columns * num_seeds > kMaxRuns) {
+      throw ConfigError(fmt::format(
+          "--selectors, --vary and --seeds: {} column(s) x {} seed(s) make {} runs; expected at "
+          "most {} (a sweep runs larger grids: bindersim sweep expand)",
+          columns, num_seeds, columns * num_seeds, kMaxRuns));
+    }
     for (const auto& selector_name : selector_names) {
       for (std::size_t v = 0; v < num_values; ++v) {
         ColumnPlan plan;

@@ -355,7 +355,7 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     }
     merger.add(record, file.string());
   }
-  const sweep::SweepSummary summary = merger.finish();
+  const sweep::SweepSummary summary = std::move(merger).finish();
   if (vm.count("out")) {
     std::ostringstream json;
     sweep::write_summary_json(summary, json);

@@ -13,7 +13,15 @@ constexpr int kHalfBits = Histogram::kSubBucketBits - 1;  // 1024 buckets per po
 
 }  // namespace
 
-Histogram::Histogram() : counts_(bucket_count(), 0) {}
+Histogram::Histogram() = default;
+
+void Histogram::grow_to(std::size_t index) {
+  const std::size_t run = std::size_t{1} << kHalfBits;
+  // Whole powers of two: a histogram grows at most 31 times.
+  const std::size_t needed = std::min(bucket_count(), (index / run + 1) * run);
+  counts_.reserve(needed);
+  counts_.resize(needed, 0);
+}
 
 std::size_t Histogram::bucket_count() { return index_of(kMaxValue) + 1; }
 
@@ -39,7 +47,8 @@ std::int64_t Histogram::bucket_highest(std::size_t bucket) {
 
 void Histogram::merge(const Histogram& other) {
   if (other.count_ == 0) return;
-  for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  if (other.counts_.size() > counts_.size()) grow_to(other.counts_.size() - 1);
+  for (std::size_t i = 0; i < other.counts_.size(); ++i) counts_[i] += other.counts_[i];
   if (count_ == 0) {
     min_ = other.min_;
     max_ = other.max_;
@@ -59,6 +68,18 @@ void Histogram::clear() {
   sum_ = 0;
   min_ = 0;
   max_ = 0;
+}
+
+bool Histogram::operator==(const Histogram& other) const {
+  if (count_ != other.count_ || clamped_ != other.clamped_ || sum_ != other.sum_ ||
+      min_ != other.min_ || max_ != other.max_) {
+    return false;
+  }
+  const std::size_t common = std::min(counts_.size(), other.counts_.size());
+  const auto zero = [](std::uint64_t n) { return n == 0; };
+  return std::equal(counts_.begin(), counts_.begin() + common, other.counts_.begin()) &&
+         std::all_of(counts_.begin() + common, counts_.end(), zero) &&
+         std::all_of(other.counts_.begin() + common, other.counts_.end(), zero);
 }
 
 std::int64_t Histogram::min() const { return count_ == 0 ? 0 : min_; }

@@ -73,6 +73,14 @@ void add_to(T& sum, T run, const char* figure) {
   }
 }
 
+// Merges one run's histogram into its pooled one, with the same check on the count (a bucket
+// never holds more than the count; the sum is 128-bit).
+void merge_to(stats::Histogram& sum, const stats::Histogram& run, const char* figure) {
+  std::uint64_t count = sum.count();
+  add_to(count, run.count(), figure);
+  sum.merge(run);
+}
+
 // Sums of one run's figures into the pooled run's.
 void add_counters(stats::Counters& sum, const stats::Counters& run) {
   add_to(sum.cpu_cycles, run.cpu_cycles, "counters/cpu_cycles");
@@ -88,8 +96,8 @@ void add_lock(stats::LockStats& sum, const stats::LockStats& lock) {
   add_to(sum.trylock_failures, lock.trylock_failures, "lock trylock_failures");
   add_to(sum.sleeps, lock.sleeps, "lock sleeps");
   add_to(sum.handoffs, lock.handoffs, "lock handoffs");
-  sum.wait_ns.merge(lock.wait_ns);
-  sum.hold_ns.merge(lock.hold_ns);
+  merge_to(sum.wait_ns, lock.wait_ns, "lock waits");
+  merge_to(sum.hold_ns, lock.hold_ns, "lock holds");
   add_to(sum.spin_ns, lock.spin_ns, "lock spin_ns");
   add_to(sum.inversions, lock.inversions, "lock inversions");
   add_to(sum.inversion_ns, lock.inversion_ns, "lock inversion_ns");
@@ -115,10 +123,10 @@ void pool_into(stats::RunResult& pooled, const stats::RunResult& run) {
   add_to(pooled.failed_calls, run.failed_calls, "failed calls");
   add_allocator(pooled.allocator, run.allocator);
   add_to(pooled.simulated_ns, run.simulated_ns, "simulated time (ns)");
-  pooled.latency.merge(run.latency);
+  merge_to(pooled.latency, run.latency, "latency samples");
   for (std::size_t c = 0; c < stats::kNumSchedClasses; ++c) {
     for (std::size_t t = 0; t < stats::kNumTiers; ++t) {
-      pooled.tiers[c][t].merge(run.tiers[c][t]);
+      merge_to(pooled.tiers[c][t], run.tiers[c][t], "tier samples");
       pooled.breakdown[c][t] += run.breakdown[c][t];
     }
   }
@@ -263,12 +271,12 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
   }
 }
 
-SweepSummary SweepMerger::finish() const {
+SweepSummary SweepMerger::finish() && {
   SweepSummary summary;
   summary.metrics = metrics_;
   summary.ignored = ignored_;
   summary.merged = added_.size();
-  std::map<std::string, Column> columns = columns_;
+  std::map<std::string, Column> columns = std::move(columns_);
   std::map<std::string, std::set<std::uint64_t>> missing_seeds;
   if (listed_) {
     summary.listed = listed_->size();
@@ -305,7 +313,7 @@ SweepSummary SweepMerger::finish() const {
 
   // Points by the canonical text of their axis values; each takes its columns' lowest index.
   std::map<std::string, SweepPoint> points;
-  for (const auto& [key, column] : columns) {
+  for (auto& [key, column] : columns) {
     const std::string point_key = key_of(column.axes, nullptr, nullptr);
     SweepPoint& point = points[point_key];
     point.axes = column.axes;
@@ -326,7 +334,7 @@ SweepSummary SweepMerger::finish() const {
     if (const auto it_missing = missing_seeds.find(key); it_missing != missing_seeds.end()) {
       out.missing_seeds.assign(it_missing->second.begin(), it_missing->second.end());
     }
-    out.pooled = column.pooled;
+    out.pooled = std::move(column.pooled);
     if (out.pooled && out.pooled->simulated_ns > 0) {
       const auto time = static_cast<Uint128>(out.pooled->simulated_ns);
       for (std::size_t c = 0; c < column.freq_time.size(); ++c) {

@@ -139,6 +139,9 @@ expect_error "--seeds 0" --seeds 0
 # Each run keeps its result until the end: 2^31 - 1 seeds ran out of memory (exit 3).
 expect_error "--seeds beyond the bound" --seeds 2147483647
 expect_error "--jobs 0" --jobs 0
+# 3 selectors x 1,700 values x 2 seeds: more runs than a comparison holds (a sweep's job).
+expect_error "more than 10,000 runs" --selectors fifo,ctabs,ctabs-nudge --seeds 2 \
+  --vary "kernel.schedutil_rate_limit_us=$(seq -s, 0 1699)"
 expect_error "an unknown placement" --placement nosuch
 # --selectors and --placement choose for every column: the same option set or varied as well
 # would be overridden without a word (the columns' labels would not be what ran).

@@ -309,7 +309,7 @@ TEST(SweepMergerTest, PoolsCallsAcrossSeedsInsteadOfAveraging) {
   // of the three runs' means (200 us).
   SweepMerger merger;
   for (const RunRecord& record : point_records()) merger.add(record, "r.json");
-  const SweepSummary summary = merger.finish();
+  const SweepSummary summary = std::move(merger).finish();
   ASSERT_EQ(summary.points.size(), 1u);
   const SweepPoint& point = summary.points[0];
   ASSERT_EQ(point.columns.size(), 2u);
@@ -366,7 +366,7 @@ TEST(SweepMergerTest, SummaryDoesNotDependOnTheOrderOfTheFiles) {
   for (const RunRecord& record : records) forward.add(record, "r.json");
   SweepMerger backward;
   for (auto it = records.rbegin(); it != records.rend(); ++it) backward.add(*it, "r.json");
-  EXPECT_EQ(summary_text(forward.finish()), summary_text(backward.finish()));
+  EXPECT_EQ(summary_text(std::move(forward).finish()), summary_text(std::move(backward).finish()));
 }
 
 TEST(SweepMergerTest, ReportsListedRunsWithoutAResult) {
@@ -379,7 +379,7 @@ TEST(SweepMergerTest, ReportsListedRunsWithoutAResult) {
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (i != 4) merger.add(records[i], "r.json");
   }
-  const SweepSummary summary = merger.finish();
+  const SweepSummary summary = std::move(merger).finish();
   EXPECT_EQ(summary.listed, 6u);
   EXPECT_EQ(summary.merged, 5u);
   ASSERT_EQ(summary.missing.size(), 1u);
@@ -447,7 +447,7 @@ TEST(SweepMergerTest, PointsFollowTheRunOrderOfTheSweep) {
   }
   SweepMerger merger;
   for (auto it = records.rbegin(); it != records.rend(); ++it) merger.add(*it, "r.json");
-  const SweepSummary summary = merger.finish();
+  const SweepSummary summary = std::move(merger).finish();
   ASSERT_EQ(summary.points.size(), 2u);
   EXPECT_EQ(summary.points[0].axes[0].second, 4096);
   EXPECT_EQ(summary.points[1].axes[0].second, 16);

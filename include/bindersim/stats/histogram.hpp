@@ -1,5 +1,5 @@
 // Log-linear latency histogram after HdrHistogram's design: bounded memory, exact merge,
-// about 0.1% value resolution.
+// about 0.1% value resolution. Bucket storage grows with the highest value recorded.
 #pragma once
 
 #include <algorithm>
@@ -15,7 +15,9 @@ namespace bindersim::stats {
 // Records non-negative integer values (nanoseconds). Values below 2^kSubBucketBits are exact;
 // above, each power-of-two range is split into 2^(kSubBucketBits-1) equal buckets, so a
 // recorded value is known to within 1/1024 of itself. Values above kMaxValue are clamped (and
-// counted in clamped()). Count, sum, min and max are exact.
+// counted in clamped()). Count, sum, min and max are exact. Only the buckets up to the highest
+// one used are stored (in whole powers of two): an empty histogram holds none, one of
+// latencies up to 100 us about a quarter of them.
 class Histogram {
  public:
   static constexpr int kSubBucketBits = 11;                         // 2048 sub-buckets
@@ -33,7 +35,10 @@ class Histogram {
       value = kMaxValue;
       clamped_ += count;
     }
-    counts_[index_of(value)] += count;
+    const std::size_t index = index_of(value);
+    if (index >= counts_.size()) [[unlikely]]
+      grow_to(index);
+    counts_[index] += count;
     if (count_ == 0) {
       min_ = value;
       max_ = value;
@@ -68,13 +73,16 @@ class Histogram {
   static std::int64_t bucket_lowest(std::size_t bucket);
   static std::int64_t bucket_highest(std::size_t bucket);
   static std::size_t bucket_count();
-  // Bytes held by this histogram (object plus bucket storage); fixed at construction.
+  // Bytes held by this histogram (object plus bucket storage): at most bucket_count()
+  // buckets, whatever is recorded.
   std::size_t footprint_bytes() const;
 
   // Non-empty buckets as (bucket index, count), ascending: a compact lossless form.
   std::vector<std::pair<std::uint32_t, std::uint64_t>> nonzero_buckets() const;
 
-  bool operator==(const Histogram& other) const = default;
+  // Equal samples: the same counts in every bucket (however much storage each holds), count,
+  // clamped count, sum, min and max.
+  bool operator==(const Histogram& other) const;
 
  private:
   // Bucket layout: values below 2048 map to themselves. A value v >= 2048 with bit width b is
@@ -89,7 +97,11 @@ class Histogram {
            static_cast<std::size_t>(v >> shift);
   }
 
-  std::vector<std::uint64_t> counts_;
+  // Stores buckets [0, index] (and up to the end of index's power of two), none yet stored
+  // holding a count of zero.
+  void grow_to(std::size_t index);
+
+  std::vector<std::uint64_t> counts_;  // buckets [0, counts_.size()); the rest hold zero
   std::uint64_t count_ = 0;
   std::uint64_t clamped_ = 0;
   // Sum of recorded values; 128-bit so that billions of long samples cannot overflow.

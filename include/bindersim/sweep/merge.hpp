@@ -82,7 +82,9 @@ class SweepMerger {
   void add(const RunRecord& record, const std::string& file);
 
   // The summary of everything added. Without a runs file, no record at all is a ConfigError.
-  SweepSummary finish() const;
+  // The pooled runs move into the summary (each column's histograms are held once), so the
+  // merger is spent: std::move(merger).finish().
+  SweepSummary finish() &&;
 
  private:
   struct Entry {
