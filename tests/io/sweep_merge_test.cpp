@@ -432,6 +432,12 @@ TEST(SweepMergerTest, RefusesPooledSumsBeyondTheirRange) {
   SweepMerger counts;
   counts.add(long_runs[0], "a.json");
   EXPECT_THROW(counts.add(long_runs[1], "b.json"), ConfigError);
+  // And so are histograms whose pooled count would pass 2^64 samples.
+  long_runs = {records[0], records[1]};
+  for (RunRecord& record : long_runs) record.result.latency.record_n(1000, 1ull << 63);
+  SweepMerger samples;
+  samples.add(long_runs[0], "a.json");
+  EXPECT_THROW(samples.add(long_runs[1], "b.json"), ConfigError);
 }
 
 TEST(SweepMergerTest, PointsFollowTheRunOrderOfTheSweep) {
