@@ -1,5 +1,8 @@
 #include "output_file.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +10,17 @@
 #include "bindersim/common/error.hpp"
 
 namespace bindersim::cli {
+
+std::string temporary_path(const std::string& path) {
+  static std::atomic<std::uint64_t> next{0};
+  std::string name = path;
+  name += '.';
+  name += std::to_string(::getpid());
+  name += '-';
+  name += std::to_string(next++);
+  name += ".tmp";
+  return name;
+}
 
 void write_file_atomically(const std::string& path, const std::string& content) {
   // A path that exists and is not a regular file (/dev/null, a FIFO, a terminal) is written in
@@ -22,7 +36,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     if (!file) throw ConfigError(path + ": write failed");
     return;
   }
-  const std::string temporary = path + ".tmp";
+  const std::string temporary = temporary_path(path);
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     if (!file) throw ConfigError(path + ": cannot write file");

@@ -27,6 +27,7 @@
 #include "bindersim/workload/scenario.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "output_file.hpp"
 
 namespace bindersim::cli {
 namespace po = boost::program_options;
@@ -51,10 +52,10 @@ constexpr const char* kRunUsage =
     "  bindersim run schd-dbg --set clients.0.iterations=1000 --set kernel.selector=ctabs\n"
     "  bindersim run schd-dbg --selector ctabs --trace ctabs.trace --trace-window 1:1.05\n";
 
-// A file written while the run goes on: into "<path>.tmp" beside `path`, renamed over it once
-// complete (as write_file_atomically() does for whole contents); removed if the run fails, so
-// no partial file is left. A path that exists and is not a regular file (/dev/null, a FIFO) is
-// written directly: renaming over it would replace the device.
+// A file written while the run goes on: into a temporary beside `path` (temporary_path()),
+// renamed over it once complete (as write_file_atomically() does for whole contents); removed
+// if the run fails, so no partial file is left. A path that exists and is not a regular file
+// (/dev/null, a FIFO) is written directly: renaming over it would replace the device.
 class StreamedFile {
  public:
   explicit StreamedFile(std::string path) : path_(std::move(path)) {
@@ -62,7 +63,7 @@ class StreamedFile {
     const auto status = std::filesystem::status(path_, error);
     direct_ =
         !error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
-    temporary_ = direct_ ? path_ : path_ + ".tmp";
+    temporary_ = direct_ ? path_ : temporary_path(path_);
     stream_.open(temporary_, std::ios::binary | std::ios::trunc);
     if (!stream_) throw ConfigError(path_ + ": cannot write file");
   }

@@ -156,12 +156,12 @@ expect_bad_input() {
     fail "$what" "stderr lacks '$needle': $(cat "$TMP/err")"
   elif [[ -s "$TMP/out" ]]; then
     fail "$what" "stdout not empty"
-  elif [[ -e "$out" || -e "$out.tmp" ]]; then
+  elif [[ -e "$out" ]] || compgen -G "$out.*.tmp" >/dev/null; then
     fail "$what" "output file written"
   else
     pass "$what"
   fi
-  rm -f "$out" "$out.tmp"
+  rm -f "$out" "$out".*.tmp
 }
 
 # Bad copies of the shipped files: a wrong type, a missing key, an unknown key, and a topology

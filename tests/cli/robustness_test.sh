@@ -35,12 +35,13 @@ expect_bad() {
 }
 
 # absent NAME PATH...: none of PATH exists.
+# absent NAME PATH...: neither a PATH nor a temporary of it (PATH.<pid>-<n>.tmp) exists.
 absent() {
   local name=$1 path
   shift
   for path in "$@"; do
-    if [[ -e $path ]]; then
-      fail "$name" "$path was left behind"
+    if [[ -e $path ]] || compgen -G "$path.*.tmp" >/dev/null; then
+      fail "$name" "$path or its temporary was left behind"
       return
     fi
   done
@@ -112,10 +113,18 @@ absent "sweep run of an unknown scenario creates no directory" "$TMP/results"
 # --- D: the result and the trace land together or not at all ---------------------------------
 bounded run schd-dbg "${SHORT[@]}" --out "$TMP/nodir/o.json" --trace "$TMP/t.trace"
 expect_bad "run --out into a missing directory" 'nodir/o.json: cannot write file$'
-absent "run --out into a missing directory leaves no trace" "$TMP/t.trace" "$TMP/t.trace.tmp"
+absent "run --out into a missing directory leaves no trace" "$TMP/t.trace"
 bounded run schd-dbg "${SHORT[@]}" --out same.out --trace ./same.out
 expect_bad "run --out X --trace X" '^bindersim run: --out and --trace both name "./same.out"; expected two different files'
-absent "run --out X --trace X writes nothing" same.out same.out.tmp
+absent "run --out X --trace X writes nothing" same.out
+# A trace named as the result's temporary once was: each output has a temporary of its own.
+bounded run schd-dbg "${SHORT[@]}" --out both.out --trace both.out.tmp
+if [[ $rc -eq 0 ]] && grep -q '"schema"' both.out && grep -q '^# tracer: nop' both.out.tmp; then
+  pass "run --out X --trace X.tmp writes the result to X and the trace to X.tmp"
+else
+  fail "run --out X --trace X.tmp writes the result to X and the trace to X.tmp" \
+    "exit $rc; $(head -c 80 both.out 2>&1)"
+fi
 
 # --- F: a key given twice ---------------------------------------------------------------------
 sed '0,/"name":/s//"name": "first", "name":/' "$ROOT/scenarios/schd-dbg.json" >dup.json

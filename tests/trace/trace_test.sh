@@ -35,9 +35,9 @@ rejects() {
   fi
 }
 
-# no_file NAME PATH: neither PATH nor its temporary exists.
+# no_file NAME PATH: neither PATH nor a temporary of it (PATH.<pid>-<n>.tmp) exists.
 no_file() {
-  if [[ ! -e $2 && ! -e $2.tmp ]]; then pass "$1"; else fail "$1" "$(ls "$2"*)"; fi
+  if [[ ! -e $2 ]] && ! compgen -G "$2.*.tmp" >/dev/null; then pass "$1"; else fail "$1" "$(ls "$2"*)"; fi
 }
 
 # --- whole runs ------------------------------------------------------------------------------
