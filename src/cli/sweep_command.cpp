@@ -21,6 +21,7 @@
 
 #include "bindersim/common/data_file.hpp"
 #include "bindersim/common/error.hpp"
+#include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/sim/simulation.hpp"
 #include "bindersim/sweep/merge.hpp"
@@ -246,6 +247,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                                               sweep::to_overrides(r->overrides));
       plan.topology.reset(
           new topology::Topology(workload::load_topology(plan.scenario, dirs.topologies)));
+      registry.create(r->selector);
+      sched::make_placement(r->placement);
       plans.push_back(std::move(plan));
     } catch (const ConfigError& error) {
       throw ConfigError(where + ": " + error.what());

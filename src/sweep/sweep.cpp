@@ -485,7 +485,18 @@ RunSpec parse_run(const JsonNode& node) {
   run.scenario_hash = hash.as_string();
   if (!is_hex16(run.scenario_hash)) hash.fail_expected("16 lowercase hex digits");
   run.axes = read_pairs(reader.required("axes"));
-  run.overrides = read_pairs(reader.required("overrides"));
+  const JsonNode overrides = reader.required("overrides");
+  run.overrides = read_pairs(overrides);
+  // The run's own fields choose these: an override of them would change the run id and nothing
+  // else (sweep expand never writes one).
+  for (std::size_t i = 0; i < run.overrides.size(); ++i) {
+    const std::string& path = run.overrides[i].first;
+    if (path == kSeedKey || path == kSelectorKey || path == kPlacementKey) {
+      overrides.child(i)
+          .child(std::size_t{0})
+          .fail("\"" + path + "\" is chosen by the run's own field, not by an override");
+    }
+  }
   run.selector = reader.required("selector").as_string();
   run.placement = reader.required("placement").as_string();
   run.seed = reader.required("seed").as_uint64();
@@ -502,6 +513,7 @@ std::vector<RunSpec> read_runs_file(const fs::path& file) {
   const std::string text = read_input_file(file, "a runs file (JSON Lines)");
   std::vector<RunSpec> runs;
   std::map<std::size_t, std::size_t> line_of_index;
+  std::map<std::string, std::size_t> line_of_run;
   std::size_t line_number = 0;
   for (std::size_t start = 0; start < text.size();) {
     const std::size_t newline = std::min(text.find('\n', start), text.size());
@@ -516,6 +528,11 @@ std::vector<RunSpec> read_runs_file(const fs::path& file) {
       document.root().child("index").fail("index " + std::to_string(run.index) +
                                           " is also the index of line " +
                                           std::to_string(it->second));
+    }
+    // A run listed twice would be run twice at once into the same result file.
+    if (const auto [it, added] = line_of_run.emplace(run.run_id, line_number); !added) {
+      document.root().child("run_id").fail("run " + run.run_id + " is also the run of line " +
+                                           std::to_string(it->second));
     }
     runs.push_back(std::move(run));
   }

@@ -222,6 +222,42 @@ expect_error "an edited runs line" "$TMP/x.jsonl" run "$TMP/edited.jsonl" \
   --out-dir "$TMP/bad-dir"
 check "its error names the line and /run_id" grep -q "edited.jsonl:3: /run_id: expected" "$TMP/err"
 check "bad runs write no result directory" test ! -e "$TMP/bad-dir"
+# Runs files edited consistently (each run id recomputed): a run listed twice, a run of an
+# unknown selector or placement, an override of what the run's own fields choose.
+python3 -S - "$RUNS" "$TMP" <<'PY'
+import json, sys
+def run_id(r):
+    identity = {"overrides": r["overrides"], "placement": r["placement"],
+                "scenario": r["scenario_hash"], "seed": r["seed"], "selector": r["selector"]}
+    h = 0xcbf29ce484222325
+    for b in json.dumps(identity, sort_keys=True, separators=(",", ":")).encode():
+        h = ((h ^ b) * 0x100000001b3) % 2**64
+    return "%016x" % h
+lines = [json.loads(l) for l in open(sys.argv[1])]
+def write(name, runs):
+    with open(sys.argv[2] + "/" + name, "w") as f:
+        for r in runs:
+            r["run_id"] = run_id(r)
+            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+write("twice.jsonl", [lines[0], dict(lines[0], index=99)])
+write("selector.jsonl", [lines[0], dict(lines[1], selector="nosuch")])
+write("placement.jsonl", [lines[0], dict(lines[1], placement="nosuch")])
+write("seed-override.jsonl", [dict(lines[0], overrides=lines[0]["overrides"] + [["seed", 5]])])
+PY
+expect_error "a runs file listing a run twice" "$TMP/x.jsonl" run "$TMP/twice.jsonl" \
+  --out-dir "$TMP/bad-dir" --jobs 2
+check "its error names the second line and its first" \
+  grep -q "twice.jsonl:2: /run_id: run [0-9a-f]* is also the run of line 1" "$TMP/err"
+expect_error "a run of an unknown selector" "$TMP/x.jsonl" run "$TMP/selector.jsonl" \
+  --out-dir "$TMP/bad-dir"
+check "its error names the run and the selector" grep -q 'run 1 .*unknown selector' "$TMP/err"
+expect_error "a run of an unknown placement" "$TMP/x.jsonl" run "$TMP/placement.jsonl" \
+  --out-dir "$TMP/bad-dir"
+expect_error "a run overriding its seed" "$TMP/x.jsonl" run "$TMP/seed-override.jsonl" \
+  --out-dir "$TMP/bad-dir"
+check "its error names the override" \
+  grep -q 'seed-override.jsonl:1: /overrides/.*/0: "seed" is chosen by the run' "$TMP/err"
+check "none of them runs anything or creates the result directory" test ! -e "$TMP/bad-dir"
 expect_error "merge of a missing directory" "$TMP/x.json" merge "$TMP/nosuch" --out "$TMP/x.json"
 expect_error "an unknown subcommand" "$TMP/x.json" nosuch
 

@@ -121,11 +121,11 @@ nlohmann::ordered_json run_to_json(const RunSpec& run);
 std::string run_line(const RunSpec& run);
 
 // Reads a run object strictly (the layout of run_to_json); a run_id that is not the hash of
-// the other fields is an error.
+// the other fields, or an override of seed, kernel.selector or kernel.placement, is an error.
 RunSpec parse_run(const JsonNode& node);
-// Reads runs.jsonl: one run per non-blank line, errors naming "<file>:<line>"; indices must
-// be distinct. The file is read as read_input_file() reads it: a regular file of at most
-// kMaxInputFileBytes.
+// Reads runs.jsonl: one run per non-blank line, errors naming "<file>:<line>"; indices and
+// run ids must be distinct. The file is read as read_input_file() reads it: a regular file of at
+// most kMaxInputFileBytes.
 std::vector<RunSpec> read_runs_file(const std::filesystem::path& file);
 
 }  // namespace bindersim::sweep
