@@ -208,6 +208,20 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
     throw ConfigError(file + ": run " + run->run_id + " is merged twice");
   }
   Column& column = column_of(*run);
+  // The seeds of a column differ in their seed alone: another scenario or other overrides
+  // (a sweep edited and run again into the same directory) would pool different experiments.
+  if (column.by_seed.empty()) {
+    column.scenario_hash = run->scenario_hash;
+    column.overrides = run->overrides;
+  } else if (column.scenario_hash != run->scenario_hash || column.overrides != run->overrides) {
+    const Entry& other = column.by_seed.begin()->second;
+    throw ConfigError(
+        file + ": " +
+        (column.scenario_hash != run->scenario_hash ? "/run/scenario_hash" : "/run/overrides") +
+        ": run " + run->run_id + " differs from the other seeds of its column (run " +
+        other.run_id + ", " + other.file + ") in more than its seed; merge one sweep per " +
+        "directory, or pass the sweep's runs file");
+  }
   Entry entry{run->run_id, file, record.result.fingerprint,
               stats::measure(metrics_, record.result)};
   if (const auto [it, added] = column.by_seed.emplace(run->seed, std::move(entry)); !added) {

@@ -408,6 +408,26 @@ TEST(SweepMergerTest, RefusesARepeatedSeedAndMixedSweeps) {
   SweepMerger mixed;
   mixed.add(records[0], "a.json");
   EXPECT_THROW(mixed.add(other, "b.json"), ConfigError);
+
+  // Seeds 1 and 2 of one column but from two versions of the sweep (another "set", another
+  // scenario): not the same experiment, whatever the order they come in.
+  RunRecord edited = records[1];
+  edited.run.overrides.insert(edited.run.overrides.begin(), {"time_limit_s", 9});
+  edited.run.run_id = run_id_of(edited.run);
+  RunRecord rehashed = records[1];
+  rehashed.run.scenario_hash = "00000000000000bb";
+  rehashed.run.run_id = run_id_of(rehashed.run);
+  for (const RunRecord* second : {&edited, &rehashed}) {
+    SweepMerger forward;
+    forward.add(records[0], "a.json");
+    EXPECT_THROW(forward.add(*second, "b.json"), ConfigError);
+    SweepMerger backward;
+    backward.add(*second, "b.json");
+    EXPECT_THROW(backward.add(records[0], "a.json"), ConfigError);
+  }
+  SweepMerger same;  // seeds 1 and 2 of one sweep pool
+  same.add(records[0], "a.json");
+  EXPECT_NO_THROW(same.add(records[1], "b.json"));
 }
 
 TEST(SweepMergerTest, RefusesPooledSumsBeyondTheirRange) {

@@ -98,6 +98,8 @@ class SweepMerger {
     std::string selector;
     std::string placement;
     std::size_t first_index = 0;
+    std::string scenario_hash;          // of every run of the column
+    std::vector<NamedValue> overrides;  // of every run of the column
     std::map<std::uint64_t, Entry> by_seed;
     std::optional<stats::RunResult> pooled;
     std::vector<Uint128> freq_time;  // per cluster: sum of mean_freq_khz x simulated_ns
