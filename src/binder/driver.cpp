@@ -399,6 +399,8 @@ void Driver::deliver(int txn_id, bool sync_wakeup, int waker_tid) {
 }
 
 void Driver::wakeup_proc(int proc, int waker_tid) {
+  // No looper waits: nothing to select (binder_select_thread_ilocked() finds none).
+  if (procs_[static_cast<std::size_t>(proc)].waiting.empty()) return;
   int preferred = -1;
   const int tid = select_thread(proc, sched_.task(waker_tid).cpu, /*sync=*/false, &preferred);
   if (tid < 0) return;
@@ -470,21 +472,21 @@ void Driver::finish_read(int tid) {
   Thread& t = th(tid);
   Process& p = procs_[static_cast<std::size_t>(t.proc)];
   int id = -1;
-  bool from_proc = false;
   if (!t.todo.empty()) {
     id = t.todo.front();
     t.todo.pop_front();
   } else if (t.looper && t.outgoing < 0 && t.stack.empty() && !p.todo.empty()) {
     id = p.todo.front();
     p.todo.pop_front();
-    from_proc = true;
   }
   if (id < 0) {
     read(tid);  // woken for proc work that another looper took: back to waiting
     return;
   }
   take_work(tid, id);
-  if (from_proc && !p.todo.empty()) wakeup_proc(t.proc, tid);
+  // binder_ioctl_write_read(): after every read that returns work, any work left on the
+  // process's list wakes a waiting looper (a thread's own work as much as the process's).
+  if (!p.todo.empty()) wakeup_proc(t.proc, tid);
 }
 
 void Driver::take_work(int tid, int txn_id) {
