@@ -227,8 +227,11 @@ int MainlinePlacement::select_task_rq_rt(const Scheduler& sched, int tid, int cp
                                          const WakeContext& ctx) {
   const Task& task = sched.task(tid);
   const int curr = sched.rq(cpu).curr;
-  const bool blocked_by_curr = curr >= 0 && curr != tid && sched.task(curr).is_rt() &&
-                               sched.task(curr).prio() <= task.prio();
+  // An RT task running there keeps the wakee away when it would not yield (equal or higher
+  // priority) or could not be pushed elsewhere (pinned: nr_cpus_allowed < 2).
+  const bool blocked_by_curr =
+      curr >= 0 && curr != tid && sched.task(curr).is_rt() &&
+      (sched.task(curr).pinned() || sched.task(curr).prio() <= task.prio());
   if (blocked_by_curr || !rt_fits(sched, cpu) || !task.allowed_on(cpu)) {
     const int target = find_lowest_rq(sched, tid, ctx.waker_cpu);
     if (!blocked_by_curr && target >= 0 && !rt_fits(sched, target)) return cpu;

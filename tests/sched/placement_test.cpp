@@ -288,10 +288,12 @@ TEST_F(PlacementTest, SyncWakeupFromLoneWakerGoesToIdlePrevOrStaysAffine) {
 TEST_F(PlacementTest, RtWakeeStaysUnlessAnEqualOrHigherRtTaskRunsThere) {
   // select_task_rq_rt(): the wakee stays on its CPU when that CPU is idle or runs CFS or a
   // lower RT priority; when an RT task of equal or higher priority runs there it goes to
-  // find_lowest_rq()'s choice (here its own idle CPU 0).
+  // find_lowest_rq()'s choice (here its own idle CPU 0). The lower RT task may run anywhere
+  // (a pinned one keeps the wakee away: the next test).
   const int tid = sleeper(0, rt_params("wakee", 50));
   busy({1});       // CFS
   busy_rt(2, 30);  // lower
+  sched_.task_for_update(sched_.rq(2).curr).params.affinity = 0;
   busy_rt(3, 50);  // equal
   busy_rt(4, 70);  // higher
   const WakeContext ctx = from_cpu(6);
@@ -300,6 +302,19 @@ TEST_F(PlacementTest, RtWakeeStaysUnlessAnEqualOrHigherRtTaskRunsThere) {
   EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 2, ctx), 2);
   EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 3, ctx), 0);
   EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 4, ctx), 0);
+}
+
+TEST_F(PlacementTest, RtWakeeLeavesACpuWhoseRtTaskIsPinnedThere) {
+  // select_task_rq_rt(): a lower-priority RT task that may run on its CPU alone could not be
+  // pushed away after a preemption, so the wakee looks elsewhere (find_lowest_rq(): its own
+  // idle CPU 0); a lower RT task allowed on two CPUs still yields its CPU to the wakee.
+  const int tid = sleeper(0, rt_params("wakee", 50));
+  busy_rt(2, 30);  // pinned to CPU 2
+  busy_rt(3, 30);
+  sched_.task_for_update(sched_.rq(3).curr).params.affinity = (1U << 3) | (1U << 4);
+  const WakeContext ctx = from_cpu(6);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 2, ctx), 0);
+  EXPECT_EQ(MP::select_task_rq_rt(sched_, tid, 3, ctx), 3);
 }
 
 TEST_F(PlacementTest, FindLowestRqPrefersOwnCpuThenWakerCpuThenFirstLowest) {
