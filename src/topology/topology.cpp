@@ -455,6 +455,7 @@ Topology Topology::from_json(const JsonNode& root) {
   topology.has_energy_model_ = with_opps != 0;
   topology.cluster_cpus_.resize(clusters.size());
   topology.cpus_.resize(static_cast<std::size_t>(num_cpus));
+  topology.num_cpus_ = num_cpus;
   for (int cpu = 0; cpu < num_cpus; ++cpu) {
     const int cluster_id = owner[static_cast<std::size_t>(cpu)];
     const ClusterSpec& cluster = clusters[static_cast<std::size_t>(cluster_id)];

@@ -118,16 +118,22 @@ class Topology {
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
-  int num_cpus() const { return static_cast<int>(cpus_.size()); }
+  // The accessors below check their index against these counts, kept as plain ints: the
+  // scheduler asks them on every event, and a vector's size() divides by the element size.
+  int num_cpus() const { return num_cpus_; }
   int num_clusters() const { return num_clusters_; }
-  const Cpu& cpu(int id) const { return cpus_.at(static_cast<std::size_t>(id)); }
+  const Cpu& cpu(int id) const {
+    BSIM_CHECK(id >= 0 && id < num_cpus_);
+    return cpus_[static_cast<std::size_t>(id)];
+  }
   const std::vector<Cpu>& cpus() const { return cpus_; }
   int cluster_of(int cpu_id) const { return cpu(cpu_id).cluster; }
   int capacity(int cpu_id) const { return cpu(cpu_id).capacity; }
   int max_capacity() const { return 1024; }
   // CPUs of a cluster, ascending.
   const std::vector<int>& cluster_cpus(int cluster) const {
-    return cluster_cpus_.at(static_cast<std::size_t>(cluster));
+    BSIM_CHECK(cluster >= 0 && cluster < num_clusters_);
+    return cluster_cpus_[static_cast<std::size_t>(cluster)];
   }
 
   // Nanoseconds per cache line for CPU `to` to read a line last written on CPU `from`: the
@@ -165,7 +171,8 @@ class Topology {
   const PlatformCosts& costs() const { return costs_; }
   // Frequency domain of a cluster; its opps are empty when the topology has no energy model.
   const FrequencyDomain& frequency_domain(int cluster) const {
-    return domains_.at(static_cast<std::size_t>(cluster));
+    BSIM_CHECK(cluster >= 0 && cluster < num_clusters_);
+    return domains_[static_cast<std::size_t>(cluster)];
   }
   // True when every cluster lists operating points (the kernel's energy model exists).
   bool has_energy_model() const { return has_energy_model_; }
@@ -176,6 +183,7 @@ class Topology {
   std::string name_;
   std::string description_;
   std::vector<Cpu> cpus_;
+  int num_cpus_ = 0;  // cpus_.size()
   int num_clusters_ = 0;
   std::vector<std::vector<int>> cluster_cpus_;
   CacheGraph graph_;
