@@ -422,10 +422,8 @@ void Scheduler::account_running(int cpu) {
 // fires at the new time for the same task it stays: no superseded event is left in the queue.
 void Scheduler::rearm(int cpu) {
   RunQueue& r = q(cpu);
-  if (r.curr >= 0) {
-    account_progress(cpu);
-    r.segment_start = now();
-  }
+  // Its callers have charged the running task's progress up to now (account_progress()).
+  BSIM_CHECK(r.curr < 0 || r.segment_start == now());
   if (r.curr < 0 || !t(r.curr).has_segment) {
     ++r.generation;
     r.done_at = engine::kNever;
