@@ -1004,7 +1004,7 @@ void Driver::run_path(int tid) {
 // segment runs both, with the lock claimed (KernelLocks::claim): one segment end fewer. When
 // it then releases the lock and at once takes it again to work under it once more (the free
 // path's two holds), the claim runs through both holds: two segment ends fewer.
-void Driver::run_work(int tid, std::int64_t work_ref_ns) {
+inline void Driver::run_work(int tid, std::int64_t work_ref_ns) {
   Thread& t = th(tid);
   const std::span<const Step> after = t.program.upcoming();
   if (after.size() < 2 || after[0].kind != Step::Kind::kLock ||

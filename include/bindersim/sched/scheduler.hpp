@@ -400,6 +400,8 @@ class Scheduler final : public engine::EventHandler {
     if (r.curr >= 0 && now() > r.segment_start) account_running(cpu);
   }
   void account_running(int cpu);
+  // account_running()'s body, inline in scheduler.cpp (the completion of a segment runs it).
+  inline void charge_running(int cpu);
   void rearm(int cpu);
   void carry_vruntime_across_rt(Task& task, bool was_rt);
   // set_attributes() for attributes that differ from the task's.
