@@ -301,14 +301,7 @@ double Scheduler::mean_freq_khz(int cluster) const {
 
 // --- time and progress ---------------------------------------------------------------------
 
-SimTime Scheduler::scaled_ns(std::int64_t work_ref_ns, int cpu) const {
-  // Reference work is defined on a capacity-1024 CPU at its maximum frequency.
-  const std::int64_t speed = speed_milli_[static_cast<std::size_t>(cpu)];
-  constexpr std::int64_t kExactBelow = std::int64_t{1} << 42;  // x 1024000 stays below 2^62
-  if (work_ref_ns < kExactBelow) [[likely]] {
-    return (work_ref_ns * 1024000 + speed - 1) / speed;
-  }
-  // Work beyond any scenario's limits (accumulated in one segment): capped far beyond any run.
+SimTime Scheduler::scaled_ns_beyond_limits(std::int64_t work_ref_ns, std::int64_t speed) {
   const long double ns = static_cast<long double>(work_ref_ns) * 1024000.0L / speed;
   return static_cast<SimTime>(std::min(ns, static_cast<long double>(kLongestSpan)));
 }

@@ -391,7 +391,18 @@ class Scheduler final : public engine::EventHandler {
   // a + b for spans of at most kLongestSpan each, capped at kLongestSpan: a stall that grows at
   // every switch-in of a task that is preempted before it is paid stays bounded.
   static SimTime capped_sum(SimTime a, SimTime b) { return std::min(a + b, kLongestSpan); }
-  SimTime scaled_ns(std::int64_t work_ref_ns, int cpu) const;
+  // Inline: lock holders' settling and every re-arm ask for it.
+  SimTime scaled_ns(std::int64_t work_ref_ns, int cpu) const {
+    // Reference work is defined on a capacity-1024 CPU at its maximum frequency.
+    const std::int64_t speed = speed_milli_[static_cast<std::size_t>(cpu)];
+    constexpr std::int64_t kExactBelow = std::int64_t{1} << 42;  // x 1024000 stays below 2^62
+    if (work_ref_ns < kExactBelow) [[likely]] {
+      return (work_ref_ns * 1024000 + speed - 1) / speed;
+    }
+    return scaled_ns_beyond_limits(work_ref_ns, speed);
+  }
+  // Work beyond any scenario's limits (accumulated in one segment): capped far beyond any run.
+  static SimTime scaled_ns_beyond_limits(std::int64_t work_ref_ns, std::int64_t speed);
   std::int64_t work_for_ns(SimTime ns, int cpu) const;
   // Charges the running task of `cpu` for the time since its segment's last accounting. Most
   // calls find nothing to charge (no task, or no time passed): they return here, inline.
