@@ -327,10 +327,12 @@ EnergyTerms energy_terms(const Scheduler& sched, int cpu, double util_fair_next,
 
 // em_cpu_energy() of a cluster whose CPUs, in the cluster's order (the utilisations are summed
 // in that order), have the terms `each`, except the one at `dst_index` (if any), which has
-// `dst`.
-double cluster_energy(const topology::FrequencyDomain& domain, const EnergyTerms* each,
-                      std::size_t count, double scale_cpu, std::size_t dst_index,
-                      const EnergyTerms& dst) {
+// `dst`. Always inline: find_energy_efficient_cpu() asks for up to three per cluster, and a
+// call would make it save and reload the estimates it holds in floating-point registers.
+[[gnu::always_inline]] inline double cluster_energy(const topology::FrequencyDomain& domain,
+                                                    const EnergyTerms* each, std::size_t count,
+                                                    double scale_cpu, std::size_t dst_index,
+                                                    const EnergyTerms& dst) {
   double max_util = 0;
   double sum_util = 0;
   for (std::size_t i = 0; i < count; ++i) {
