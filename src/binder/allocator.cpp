@@ -218,6 +218,22 @@ std::optional<LruPage> BufferAllocator::oldest_lru_page() const {
   return LruPage{lru_head_, pages_[static_cast<std::size_t>(lru_head_)].lru_stamp};
 }
 
+std::optional<LruPage> BufferAllocator::next_lru_page(int p) const {
+  BSIM_CHECK(p >= 0 && p < page_count());
+  const Page& state = pages_[static_cast<std::size_t>(p)];
+  BSIM_CHECK_MSG(state.resident && state.refs == 0, "next_lru_page: page is not on the LRU");
+  if (state.lru_next < 0) return std::nullopt;
+  return LruPage{state.lru_next, pages_[static_cast<std::size_t>(state.lru_next)].lru_stamp};
+}
+
+std::optional<LruPage> BufferAllocator::oldest_lru_page_after(std::uint64_t stamp) const {
+  for (int p = lru_head_; p >= 0; p = pages_[static_cast<std::size_t>(p)].lru_next) {
+    const std::uint64_t at = pages_[static_cast<std::size_t>(p)].lru_stamp;
+    if (at > stamp) return LruPage{p, at};
+  }
+  return std::nullopt;
+}
+
 void BufferAllocator::reclaim_page(int p) {
   BSIM_CHECK(p >= 0 && p < page_count());
   Page& state = page_at(p);

@@ -1068,7 +1068,6 @@ void Driver::allocate(int tid, const Step& step) {
 
 void Driver::start_shrink_scan(int tid) {
   scan_left_ = options_.memory_pressure.pages_per_scan;
-  scan_skipped_.assign(procs_.size(), false);
   shrink_next(tid);
 }
 
@@ -1087,20 +1086,28 @@ void Driver::start_shrinker() {
   sched_.wake_new(tid, -1);
 }
 
-// binder_alloc_free_page() over the LRU, oldest page first: a trylock of the page's allocator
-// (skipped on failure), then the unmap: under the mutex while holding it; in the spinlock
-// variant the page is only taken off the LRU under the lock and unmapped after it.
+// binder_alloc_free_page() over the LRU as list_lru_walk() walks it (__list_lru_walk_one()):
+// from the head, oldest page first, each page looked at costing one of the scan's pages. A page
+// whose allocator's trylock fails is skipped (LRU_SKIP) and the walk goes on with the next one;
+// a page whose trylock succeeds is unmapped, under the mutex while holding it, or in the
+// spinlock variant taken off the LRU under the lock and unmapped after it; then the walk starts
+// again from the head (LRU_REMOVED_RETRY), where the pages it skipped are tried again.
 void Driver::shrink_next(int tid) {
   const auto& costs = context_.topology.costs();
+  int skipped_proc = -1;  // the page skipped last (the walk's place), none at the head
+  LruPage skipped;
   while (scan_left_ > 0) {
     int proc = -1;
-    LruPage oldest;
+    LruPage next;
     for (std::size_t i = 0; i < procs_.size(); ++i) {
-      if (scan_skipped_[i]) continue;
-      const auto page = procs_[i].alloc.oldest_lru_page();
-      if (page && (proc < 0 || page->stamp < oldest.stamp)) {
+      const BufferAllocator& alloc = procs_[i].alloc;
+      const auto page = skipped_proc < 0 ? alloc.oldest_lru_page()
+                        : static_cast<int>(i) == skipped_proc
+                            ? alloc.next_lru_page(skipped.page)
+                            : alloc.oldest_lru_page_after(skipped.stamp);
+      if (page && (proc < 0 || page->stamp < next.stamp)) {
         proc = static_cast<int>(i);
-        oldest = *page;
+        next = *page;
       }
     }
     if (proc < 0) break;
@@ -1108,17 +1115,18 @@ void Driver::shrink_next(int tid) {
     const int lock = procs_[static_cast<std::size_t>(proc)].alloc_lock;
     if (!locks_.try_acquire(tid, lock)) {
       ++alloc_stats_.shrinker_skips;
-      scan_skipped_[static_cast<std::size_t>(proc)] = true;  // LRU_SKIP
+      skipped_proc = proc;  // LRU_SKIP
+      skipped = next;
       continue;
     }
     begin_path(tid, Phase::kShrink);
     auto& program = th(tid).program;
     if (options_.alloc_lock == LockKind::kMutex) {
       program.push(Step{Step::Kind::kWork, -1, -1, costs.page_reclaim_ref_ns, false});
-      program.push(Step{Step::Kind::kReclaim, proc, -1, oldest.page, false});
+      program.push(Step{Step::Kind::kReclaim, proc, -1, next.page, false});
       program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
     } else {
-      program.push(Step{Step::Kind::kReclaim, proc, -1, oldest.page, false});
+      program.push(Step{Step::Kind::kReclaim, proc, -1, next.page, false});
       program.push(Step{Step::Kind::kUnlock, proc, lock, 0, false});
       program.push(Step{Step::Kind::kWork, -1, -1, costs.page_reclaim_ref_ns, false});
     }

@@ -387,6 +387,28 @@ TEST_F(AllocatorTest, OldestLruPageFollowsTheStamps) {
   EXPECT_EQ(a_.check_invariants(), "");
 }
 
+TEST_F(AllocatorTest, TheShrinkerWalksTheLruPageByPage) {
+  // Freeing [0, 10000) puts pages 1, 0, 2 on the LRU with one stamp; a one-page buffer then
+  // takes page 0 back, and freeing it at stamp 9 puts page 0 at the tail. The walk goes from
+  // one page to the next in that order; the first page after a stamp is the oldest freed later.
+  release(alloc_installed(10000).buffer);
+  const Allocation one = alloc(kPage);
+  ASSERT_EQ(one.offset, 0);
+  a_.free(one.buffer, 9);
+  const LruPage head = *a_.oldest_lru_page();
+  std::vector<int> walked = {head.page};
+  for (auto page = a_.next_lru_page(head.page); page; page = a_.next_lru_page(page->page)) {
+    walked.push_back(page->page);
+  }
+  EXPECT_EQ(walked, (std::vector<int>{1, 2, 0}));
+  EXPECT_FALSE(a_.next_lru_page(0).has_value());
+  ASSERT_TRUE(a_.oldest_lru_page_after(head.stamp).has_value());
+  EXPECT_EQ(a_.oldest_lru_page_after(head.stamp)->page, 0);
+  EXPECT_EQ(a_.oldest_lru_page_after(head.stamp)->stamp, 9u);
+  EXPECT_FALSE(a_.oldest_lru_page_after(9).has_value());
+  EXPECT_EQ(a_.oldest_lru_page_after(0)->page, 1);
+}
+
 TEST_F(AllocatorTest, APageSharedByTwoBuffersStaysInUseUntilBothAreFreed) {
   // Two 2 KiB buffers share page 0; the second finds it resident and in use.
   const Allocation first = alloc_installed(kPage / 2);

@@ -91,8 +91,11 @@ class BufferAllocator {
   // global; stamps passed to one allocator never decrease). Returns the pages put on the LRU.
   int free(int buffer, std::uint64_t lru_stamp);
 
-  // The shrinker's view: the head of this allocator's part of the LRU.
+  // The shrinker's view: the head of this allocator's part of the LRU, the page after `page`
+  // (which must be on the LRU) in it, and the oldest page freed with a stamp above `stamp`.
   std::optional<LruPage> oldest_lru_page() const;
+  std::optional<LruPage> next_lru_page(int page) const;
+  std::optional<LruPage> oldest_lru_page_after(std::uint64_t stamp) const;
   // Unmaps `page`, which must be on the LRU.
   void reclaim_page(int page);
 

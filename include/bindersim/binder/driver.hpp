@@ -458,8 +458,7 @@ class Driver final : public sched::TaskOwner,
   stats::AllocatorStats alloc_stats_;
   std::uint64_t lru_clock_ = 0;  // stamps of freed pages: the global LRU's order
   int shrinker_tid_ = -1;
-  int scan_left_ = 0;               // pages the current shrinker scan may still look at
-  std::vector<bool> scan_skipped_;  // per process: its trylock failed in this scan
+  int scan_left_ = 0;  // pages the current shrinker scan may still look at
 };
 
 }  // namespace bindersim::binder
