@@ -43,7 +43,8 @@ constexpr const char* kUsage =
 
 int dispatch(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << kUsage;
+    // Asked for, the usage is the output; without a command, it is the error.
+    (args.empty() ? std::cerr : std::cout) << kUsage;
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
