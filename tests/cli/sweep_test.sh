@@ -281,6 +281,8 @@ check "its error names the override" \
   grep -q 'seed-override.jsonl:1: /overrides/.*/0: "seed" is chosen by the run' "$TMP/err"
 check "none of them runs anything or creates the result directory" test ! -e "$TMP/bad-dir"
 expect_error "merge of a missing directory" "$TMP/x.json" merge "$TMP/nosuch" --out "$TMP/x.json"
+check "its error says the directory does not exist" \
+  grep -qx "bindersim sweep merge: $TMP/nosuch: no such directory" "$TMP/err"
 expect_error "an unknown subcommand" "$TMP/x.json" nosuch
 
 # --- the shipped sweeps ----------------------------------------------------------------------
