@@ -351,6 +351,10 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   }
   if (error) throw ConfigError(dir.string() + ": cannot read the directory: " + error.message());
   std::sort(files.begin(), files.end());
+  // Without --runs there is nothing to report on: an empty directory is an error.
+  if (!listed && files.empty()) {
+    throw ConfigError(dir.string() + ": no results to merge (no <run_id>.json files)");
+  }
 
   sweep::SweepMerger merger(listed);
   for (const fs::path& file : files) {

@@ -283,6 +283,11 @@ check "none of them runs anything or creates the result directory" test ! -e "$T
 expect_error "merge of a missing directory" "$TMP/x.json" merge "$TMP/nosuch" --out "$TMP/x.json"
 check "its error says the directory does not exist" \
   grep -qx "bindersim sweep merge: $TMP/nosuch: no such directory" "$TMP/err"
+mkdir -p "$TMP/empty"
+expect_error "merge of an empty directory" "$TMP/x.json" merge "$TMP/empty" --out "$TMP/x.json"
+check "its error names the directory" \
+  grep -qx "bindersim sweep merge: $TMP/empty: no results to merge (no <run_id>.json files)" \
+  "$TMP/err"
 expect_error "an unknown subcommand" "$TMP/x.json" nosuch
 
 # --- the shipped sweeps ----------------------------------------------------------------------
