@@ -200,6 +200,13 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     const std::vector<workload::Override> base_overrides = set_overrides(vm);
     std::optional<Vary> vary;
     if (vm.count("vary")) vary = parse_vary(vm["vary"].as<std::string>());
+    // A --set of the varied key would be overridden by each column's value without a word.
+    for (const workload::Override& o : base_overrides) {
+      if (vary && o.path == vary->key) {
+        throw ConfigError("--vary " + vary->key + ": " + vary->key + " is also set by --set " +
+                          o.text + "; drop one of them");
+      }
+    }
     std::optional<std::string> placement;
     if (vm.count("placement")) {
       placement = vm["placement"].as<std::string>();

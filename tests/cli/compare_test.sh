@@ -154,6 +154,11 @@ expect_error "--set of the placement with --placement" --placement gki --set ker
 run compare "$SCENARIO" --placement walt --vary kernel.placement=gki,mainline "${FAST[@]}"
 check "that error says which option chooses" grep -q 'kernel.placement is chosen by --placement' \
   "$TMP/err"
+# A --set of the varied key would be overridden by each column's value (as a sweep refuses).
+expect_error "--vary and --set of the same key" --vary clients.0.iterations=100,300
+run compare "$SCENARIO" "${FAST[@]}" --vary clients.0.iterations=100,300
+check "that error names both options" grep -qx -- 'bindersim compare: --vary clients.0.iterations: clients.0.iterations is also set by --set clients.0.iterations=200; drop one of them' \
+  "$TMP/err"
 run compare "$SCENARIO" --selectors nosuch
 check "an unknown selector lists the valid ones" grep -q 'valid selectors: fifo' "$TMP/err"
 check "an unknown selector names the option" grep -q -- '--selectors: unknown selector' "$TMP/err"
