@@ -113,6 +113,15 @@ run compare "$SCENARIO" --selectors fifo,ctabs --vary kernel.priority_inheritanc
 check "--selectors with --vary gives a column per (selector, value)" \
   line_matches "$TMP/out" 2 'fifo android.*fifo upstream.*ctabs android.*ctabs upstream'
 
+# A value that is a JSON array keeps its commas: two columns, not four.
+run compare "$SCENARIO" --vary 'processes.*.cpuset=[0,1,2,3],[4,5,6,7]' "${FAST[@]}" \
+  --out "$TMP/vary-array.json"
+check "--vary of JSON arrays splits only between them" \
+  python3 -S -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(not ([c["label"] for c in d["columns"]] == ["[0,1,2,3]", "[4,5,6,7]"] and
+              d["columns"][1]["overrides"]["processes.*.cpuset"] == [4, 5, 6, 7]))' \
+  "$TMP/vary-array.json"
+
 # --- bad input: exit 2, one line, no file ----------------------------------------------------
 expect_error() {
   local name=$1
