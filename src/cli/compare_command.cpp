@@ -56,7 +56,8 @@ constexpr const char* kCompareUsage =
     "not find it significant at 5%.\n"
     "\n"
     "Columns: one per selector, in the order given (default: the scenario's own selector);\n"
-    "with --vary, one per (selector, value), the value applied as one more --set KEY=VALUE.\n"
+    "with --vary, one per (selector, value), the value applied as one more --set KEY=VALUE;\n"
+    "values are split at commas outside brackets, braces and quotes ([0,1],[2,3] is two).\n"
     "Seeds: the scenario's seed S and the next ones, S, S+1, ..., S+N-1, the same for every\n"
     "column, so the columns are compared on the same random draws. Every (column, seed) is an\n"
     "independent run; --jobs only changes how many run at once, never the output. On a\n"
@@ -69,12 +70,39 @@ constexpr const char* kCompareUsage =
     "      --vary kernel.priority_inheritance=android,upstream\n"
     "  bindersim compare schd-dbg --vary kernel.selector=fifo,ctabs --seeds 5 --jobs 4\n";
 
-// Splits "a,b,c" at commas; an empty item is a ConfigError naming `what`.
+// The first comma of `text` from `start` on that is outside brackets, braces and double-quoted
+// strings, so that a JSON value such as [0,1] or {"a":1,"b":2} is one item; npos if none.
+std::size_t top_level_comma(const std::string& text, std::size_t start) {
+  int depth = 0;
+  bool quoted = false;
+  for (std::size_t i = start; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '\\') {
+        ++i;  // the escaped character
+      } else if (c == '"') {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+// Splits "a,b,c" at its top-level commas (see top_level_comma()); an empty item is a
+// ConfigError naming `what`.
 std::vector<std::string> split_list(const std::string& text, const std::string& what) {
   std::vector<std::string> items;
   std::size_t start = 0;
   while (true) {
-    const std::size_t comma = text.find(',', start);
+    const std::size_t comma = top_level_comma(text, start);
     std::string item = text.substr(start, comma - start);
     if (item.empty()) {
       throw ConfigError(what + " " + text + ": empty item in the comma-separated list");
@@ -200,6 +228,13 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     const std::vector<workload::Override> base_overrides = set_overrides(vm);
     std::optional<Vary> vary;
     if (vm.count("vary")) vary = parse_vary(vm["vary"].as<std::string>());
+    // A --set of the varied key would be overridden by each column's value without a word.
+    for (const workload::Override& o : base_overrides) {
+      if (vary && o.path == vary->key) {
+        throw ConfigError("--vary " + vary->key + ": " + vary->key + " is also set by --set " +
+                          o.text + "; drop one of them");
+      }
+    }
     std::optional<std::string> placement;
     if (vm.count("placement")) {
       placement = vm["placement"].as<std::string>();

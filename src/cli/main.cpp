@@ -1,4 +1,5 @@
 // bindersim command-line entry point: dispatches to the subcommands.
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -42,7 +43,8 @@ constexpr const char* kUsage =
 
 int dispatch(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << kUsage;
+    // Asked for, the usage is the output; without a command, it is the error.
+    (args.empty() ? std::cerr : std::cout) << kUsage;
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
@@ -62,12 +64,23 @@ int dispatch(const std::vector<std::string>& args) {
   return 2;
 }
 
+// Standard output carries data (a runs file, a page, tables): a write to it that failed, now or
+// while the command ran, makes the exit status 2, with one line on stderr, unless the command
+// already failed on bad input and said why.
+int finish_output(int status) {
+  std::cout.flush();
+  if (std::cout && std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return status;
+  if (status != 2) std::cerr << "bindersim: writing standard output failed\n";
+  return 2;
+}
+
 }  // namespace
 }  // namespace bindersim::cli
 
 int main(int argc, char** argv) {
   try {
-    return bindersim::cli::dispatch(std::vector<std::string>(argv + 1, argv + argc));
+    return bindersim::cli::finish_output(
+        bindersim::cli::dispatch(std::vector<std::string>(argv + 1, argv + argc)));
   } catch (const bindersim::ConfigError& error) {
     std::cerr << "bindersim: " << error.what() << "\n";
     return 2;

@@ -21,6 +21,7 @@
 
 #include "bindersim/common/data_file.hpp"
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/sim/simulation.hpp"
@@ -107,9 +108,11 @@ std::optional<std::pair<std::size_t, std::size_t>> parse_shard(const std::string
   return std::make_pair(shard, count);
 }
 
-std::string axes_text(const std::vector<sweep::NamedValue>& axes) {
-  std::string text;
-  for (const auto& [name, value] : axes) text += " " + name + "=" + sweep::value_label(value);
+// "SELECTOR seed S name=value ..." of a run's progress line; the selector as the runs file
+// gives it, its control characters escaped.
+std::string run_text(const sweep::RunSpec& run) {
+  std::string text = fmt::format("{} seed {}", console_text(run.selector), run.seed);
+  for (const auto& [name, value] : run.axes) text += " " + name + "=" + sweep::value_label(value);
   return text;
 }
 
@@ -224,8 +227,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     const fs::path file = out_dir / (r->run_id + ".json");
     if (fs::exists(file)) {
       ++skipped;
-      skipped_lines += fmt::format("run {} {}: {} seed {}{}: result exists, skipped\n", r->index,
-                                   r->run_id, r->selector, r->seed, axes_text(r->axes));
+      skipped_lines +=
+          fmt::format("run {} {}: {}: result exists, skipped\n", r->index, r->run_id, run_text(*r));
       continue;
     }
     const std::string where = fmt::format("{}: run {} ({})", runs_file, r->index, r->run_id);
@@ -282,9 +285,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       const double wall_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const std::lock_guard<std::mutex> lock(out_mutex);
-      out << fmt::format("run {} {}: {} seed {}{}: done in {:.2f} s{}\n", r.index, r.run_id,
-                         r.selector, r.seed, axes_text(r.axes), wall_s,
-                         result.clients_finished ? "" : " (the clients did not finish)");
+      out << fmt::format("run {} {}: {}: done in {:.2f} s{}\n", r.index, r.run_id, run_text(r),
+                         wall_s, result.clients_finished ? "" : " (the clients did not finish)");
       out.flush();
       failures[i] = nullptr;
     } catch (...) {
@@ -341,6 +343,7 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   if (vm.count("runs")) listed = sweep::read_runs_file(vm["runs"].as<std::string>());
 
   std::error_code error;
+  if (!fs::exists(dir, error)) throw ConfigError(dir.string() + ": no such directory");
   if (!fs::is_directory(dir, error)) throw ConfigError(dir.string() + ": not a directory");
   std::vector<fs::path> files;
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
@@ -348,6 +351,10 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   }
   if (error) throw ConfigError(dir.string() + ": cannot read the directory: " + error.message());
   std::sort(files.begin(), files.end());
+  // Without --runs there is nothing to report on: an empty directory is an error.
+  if (!listed && files.empty()) {
+    throw ConfigError(dir.string() + ": no results to merge (no <run_id>.json files)");
+  }
 
   sweep::SweepMerger merger(listed);
   for (const fs::path& file : files) {
@@ -380,8 +387,7 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   const std::size_t named = std::min(summary.missing.size(), kMissingLines);
   for (std::size_t i = 0; i < named; ++i) {
     const sweep::RunSpec& r = summary.missing[i];
-    err << fmt::format("  missing run {} {}: {} seed {}{}\n", r.index, r.run_id, r.selector, r.seed,
-                       axes_text(r.axes));
+    err << fmt::format("  missing run {} {}: {}\n", r.index, r.run_id, run_text(r));
   }
   if (named < summary.missing.size()) {
     err << fmt::format("  and {} more{}\n", summary.missing.size() - named,

@@ -371,6 +371,36 @@ std::string escaped_text(std::string_view text) {
   return quoted.substr(1, quoted.size() - 2);
 }
 
+std::string console_text(std::string_view text) {
+  constexpr const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (byte == '\n') {
+      out += "\\n";
+    } else if (byte == '\r') {
+      out += "\\r";
+    } else if (byte == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      // A C1 control character, U+0080..U+009F, in UTF-8.
+      out += "\\u00";
+      out += kHex[next >> 4];
+      out += kHex[next & 0xf];
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 std::string short_text(std::string_view text) {
   constexpr std::size_t kMaxChars = 40;
   std::string out = escaped_text(text.substr(0, 2 * kMaxChars));

@@ -6,6 +6,7 @@
 #include <limits>
 #include <ostream>
 #include <sstream>
+#include <utility>
 
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/stats/result.hpp"
@@ -357,12 +358,14 @@ void pad(std::ostream& out, const std::string& text, std::size_t width, bool rig
   if (!right) out << std::string(fill, ' ');
 }
 
-// Prints rows of cells with columns sized to fit; `right[i]` right-aligns column i.
-void print_table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
+// Prints rows of cells with columns sized to fit; `right[i]` right-aligns column i. Cells are
+// names and values from the input files: their control characters are escaped.
+void print_table(std::vector<std::vector<std::string>> rows, const std::vector<bool>& right,
                  std::ostream& out) {
   std::vector<std::size_t> widths(right.size(), 0);
-  for (const auto& row : rows) {
+  for (auto& row : rows) {
     for (std::size_t i = 0; i < row.size(); ++i) {
+      row[i] = console_text(row[i]);
       widths[i] = std::max(widths[i], display_width(row[i]));
     }
   }
@@ -708,7 +711,8 @@ CheckReport check_result(const ResultDocument& result, const ResultDocument& bas
 }
 
 void print_check_report(const CheckReport& report, std::ostream& out) {
-  out << "check: " << report.result_file << " against baseline " << report.baseline_file << "\n";
+  out << "check: " << console_text(report.result_file) << " against baseline "
+      << console_text(report.baseline_file) << "\n";
   std::vector<std::vector<std::string>> cells = {
       {"metric", "baseline", "result", "Δ", "tolerance", "status"}};
   std::size_t gated = 0;
@@ -719,7 +723,7 @@ void print_check_report(const CheckReport& report, std::ostream& out) {
     if (row.status == CheckStatus::kOk || row.status == CheckStatus::kFail) ++gated;
     if (row.status == CheckStatus::kFail) ++failed;
   }
-  print_table(cells, {false, true, true, true, true, false}, out);
+  print_table(std::move(cells), {false, true, true, true, true, false}, out);
   out << "counters and selection counts are per completed call; info: reported, not gated;\n"
       << "skip: tier below " << format_plain(report.min_tier_share_percent)
       << "% share in the baseline, its latency not gated\n";
@@ -746,15 +750,15 @@ std::vector<ExactDifference> exact_differences(const ResultDocument& result,
 
 void print_exact_report(const ResultDocument& result, const ResultDocument& baseline,
                         const std::vector<ExactDifference>& differences, std::ostream& out) {
-  out << "check --exact: " << result.file << " against baseline " << baseline.file
-      << " (provenance.version not compared)\n";
+  out << "check --exact: " << console_text(result.file) << " against baseline "
+      << console_text(baseline.file) << " (provenance.version not compared)\n";
   if (differences.empty()) {
     out << "check: OK: identical runs (fingerprint " << result.fingerprint << ")\n";
     return;
   }
   std::vector<std::vector<std::string>> cells = {{"field", "baseline", "result"}};
   for (const ExactDifference& d : differences) cells.push_back({d.pointer, d.baseline, d.result});
-  print_table(cells, {false, true, true}, out);
+  print_table(std::move(cells), {false, true, true}, out);
   out << "check: FAIL: the result differs from the baseline in " << differences.size()
       << (differences.size() == 1 ? " field" : " fields");
   if (baseline.fingerprint == result.fingerprint) {

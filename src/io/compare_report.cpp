@@ -6,6 +6,8 @@
 #include <cmath>
 #include <optional>
 
+#include "bindersim/common/json_reader.hpp"
+
 namespace bindersim::io {
 
 namespace {
@@ -120,8 +122,11 @@ std::string report_placement(const CompareReport& report) {
 
 void print_compare_table(const CompareReport& report, std::ostream& out) {
   const std::size_t num_columns = report.columns.size();
-  out << fmt::format("scenario {} | topology {} | placement {} | {}\n", report.scenario,
-                     report_topology(report), report_placement(report), seeds_text(report.seeds));
+  // Names may come from input files (sweep merge reads them from run records): control
+  // characters are escaped.
+  out << fmt::format("scenario {} | topology {} | placement {} | {}\n",
+                     console_text(report.scenario), console_text(report_topology(report)),
+                     console_text(report_placement(report)), seeds_text(report.seeds));
   if (num_columns == 0) return;
 
   // Render every cell first so that each column is as wide as its widest cell.
@@ -129,8 +134,10 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
   std::size_t unit_width = display_width("unit");
   std::vector<std::size_t> value_width(num_columns);
   std::vector<std::size_t> delta_width(num_columns, display_width("Δ%"));
+  std::vector<std::string> labels;
   for (std::size_t c = 0; c < num_columns; ++c) {
-    value_width[c] = display_width(report.columns[c].label);
+    labels.push_back(console_text(report.columns[c].label));
+    value_width[c] = display_width(labels.back());
   }
   std::vector<std::vector<std::string>> values(report.summary.size());
   std::vector<std::vector<std::string>> deltas(report.summary.size());
@@ -160,12 +167,7 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
     return line;
   };
 
-  std::vector<std::string> labels;
-  std::vector<std::string> delta_heads;
-  for (const CompareColumn& column : report.columns) {
-    labels.push_back(column.label);
-    delta_heads.push_back("Δ%");
-  }
+  const std::vector<std::string> delta_heads(num_columns, "Δ%");
   const std::string heading = line_of("metric", "unit", labels, delta_heads);
   out << heading << '\n' << std::string(display_width(heading), '-') << '\n';
   for (std::size_t m = 0; m < report.summary.size(); ++m) {
@@ -174,7 +176,7 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
         << '\n';
   }
 
-  const std::string& baseline = report.columns[0].label;
+  const std::string& baseline = labels[0];
   if (report.seeds.size() >= 2) {
     out << fmt::format("mean ± 95% confidence half-width (Student's t) over {} seeds",
                        report.seeds.size());

@@ -32,6 +32,13 @@ std::optional<double> read_optional_number(const JsonNode& node) {
   return node.raw().get<double>();
 }
 
+// A confidence half-width: a non-negative number, or null.
+std::optional<double> read_optional_half_width(const JsonNode& node) {
+  const std::optional<double> value = read_optional_number(node);
+  if (value && *value < 0.0) node.fail_expected("a non-negative number or null");
+  return value;
+}
+
 std::optional<bool> read_optional_bool(const JsonNode& node) {
   if (node.is_null()) return std::nullopt;
   if (!node.raw().is_boolean()) node.fail_expected("true, false or null");
@@ -95,7 +102,8 @@ ReportPolicy policy_of_result(ResultDocument result, std::optional<SchedulerFiel
   return policy;
 }
 
-// Position of a summary key in the compare report's metric order; unknown keys go last.
+// Position of a summary key in the compare report's metric order; the number of metrics for an
+// unknown key.
 std::size_t metric_rank(const std::vector<stats::Metric>& metrics, const std::string& key) {
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     if (metrics[i].key == key) return i;
@@ -134,7 +142,7 @@ ReportCompareRow read_summary_row(const JsonNode& node, const std::string& key,
     }
     ReportCompareCell cell;
     cell.mean = read_optional_number(cell_reader.required("mean"));
-    cell.ci95 = read_optional_number(cell_reader.required("ci95"));
+    cell.ci95 = read_optional_half_width(cell_reader.required("ci95"));
     cell.delta_pct = read_optional_number(cell_reader.required("delta_pct"));
     cell.significant = read_optional_bool(cell_reader.required("significant"));
     cell_reader.finish();
@@ -153,29 +161,47 @@ void read_compare(const JsonDocument& document, ReportData& data) {
   table.scenario = root.required("scenario").as_string();
   table.topology = root.required("topology").as_string();
   for (const JsonNode& seed : root.required("seeds").items()) {
-    table.seeds.push_back(read_uint(seed));
+    const std::uint64_t value = read_uint(seed);
+    if (std::find(table.seeds.begin(), table.seeds.end(), value) != table.seeds.end()) {
+      seed.fail_expected("each seed once");
+    }
+    table.seeds.push_back(value);
   }
 
   std::vector<ReportPolicy> policies;
+  // The scenario name each column's runs carry: the document's, or the column's override of
+  // "name" (compare --vary name=...).
+  std::vector<std::string> run_scenarios;
   const JsonNode columns = root.required("columns");
   for (const JsonNode& column : columns.items()) {
     ObjectReader c(column);
     ReportPolicy policy;
     policy.source = document.name();
-    policy.label = c.required("label").as_string();
+    const JsonNode label = c.required("label");
+    policy.label = label.as_name();
+    const auto same = std::find(table.columns.begin(), table.columns.end(), policy.label);
+    if (same != table.columns.end()) {
+      label.fail_expected("a label unique among the columns (/columns/" +
+                          std::to_string(same - table.columns.begin()) + " has it too)");
+    }
     policy.selector = c.required("selector").as_string();
     const JsonNode overrides = c.required("overrides");
     if (!overrides.is_object()) overrides.fail_expected("an object");
+    std::string run_scenario = table.scenario;
     for (const auto& [key, value] : overrides.raw().items()) {
       if (!policy.overrides.empty()) policy.overrides += ", ";
       policy.overrides += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+      if (key == "name" && value.is_string()) run_scenario = value.get<std::string>();
     }
     c.finish();
     table.columns.push_back(policy.label);
     policies.push_back(std::move(policy));
+    run_scenarios.push_back(std::move(run_scenario));
   }
   if (policies.empty()) columns.fail("expected at least one column, got none");
 
+  // Where each (column, seed) was listed: every run is listed once.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> listed;
   for (const JsonNode& run : root.required("runs").items()) {
     ObjectReader r(run);
     const JsonNode column_node = r.required("column");
@@ -188,11 +214,24 @@ void read_compare(const JsonDocument& document, ReportData& data) {
     if (std::find(table.seeds.begin(), table.seeds.end(), seed) == table.seeds.end()) {
       seed_node.fail_expected("one of the document's seeds (/seeds)");
     }
+    const auto [first, added] = listed.try_emplace({column, seed}, run.pointer());
+    if (!added) {
+      run.fail("expected each (column, seed) once, got column " + std::to_string(column) +
+               " seed " + std::to_string(seed) + " again (first at " + first->second + ")");
+    }
     const JsonNode result_node = r.required("result");
     ResultDocument result = read_embedded_result(result_node);
     ReportPolicy& policy = policies[column];
     if (result.seed != seed) {
       result_node.child("seed").fail_expected("the run's seed " + std::to_string(seed));
+    }
+    if (result.scenario != run_scenarios[column]) {
+      result_node.child("scenario")
+          .fail_expected(
+              quote_text(run_scenarios[column]) +
+              (run_scenarios[column] == table.scenario
+                   ? " (the document's /scenario)"
+                   : " (the \"name\" of column " + std::to_string(column) + "'s overrides)"));
     }
     if (result.selector != policy.selector) {
       result_node.child("selector")
@@ -207,6 +246,14 @@ void read_compare(const JsonDocument& document, ReportData& data) {
     if (policies[c].runs.empty()) {
       columns.child(c).fail("expected at least one run of this column in /runs, got none");
     }
+    for (const std::uint64_t seed : table.seeds) {
+      if (!listed.contains({c, seed})) {
+        columns.child(c).fail(
+            "expected a run of this column for each seed in /seeds, got none "
+            "for seed " +
+            std::to_string(seed));
+      }
+    }
     const ResultDocument& first = policies[c].runs.front();
     policies[c].scenario = first.scenario;
     policies[c].topology = first.topology;
@@ -217,6 +264,13 @@ void read_compare(const JsonDocument& document, ReportData& data) {
   const JsonNode summary = root.required("summary");
   if (!summary.is_object()) summary.fail_expected("an object");
   for (const auto& item : summary.raw().items()) {
+    if (metric_rank(metrics, item.key()) == metrics.size()) {
+      std::vector<std::string> keys;
+      for (const stats::Metric& metric : metrics) keys.push_back(metric.key);
+      summary.child(item.key())
+          .fail("unknown metric" + did_you_mean(item.key(), keys) +
+                "; valid metrics: " + name_list(keys));
+    }
     table.rows.push_back(
         read_summary_row(summary.child(item.key()), item.key(), table.columns, metrics));
   }

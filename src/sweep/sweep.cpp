@@ -170,7 +170,7 @@ std::uint64_t fnv1a64(std::string_view bytes) {
 }
 
 std::string value_label(const json& value) {
-  return value.is_string() ? value.get<std::string>() : dump(value);
+  return value.is_string() ? console_text(value.get<std::string>()) : dump(value);
 }
 
 Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
@@ -479,12 +479,15 @@ RunSpec parse_run(const JsonNode& node) {
   run.index = static_cast<std::size_t>(reader.required("index").as_int(0, kMaxInt64));
   const JsonNode run_id = reader.required("run_id");
   run.run_id = run_id.as_string();
-  run.sweep = reader.required("sweep").as_string();
+  run.sweep = reader.required("sweep").as_name();
   run.scenario = reader.required("scenario").as_string();
   const JsonNode hash = reader.required("scenario_hash");
   run.scenario_hash = hash.as_string();
   if (!is_hex16(run.scenario_hash)) hash.fail_expected("16 lowercase hex digits");
-  run.axes = read_pairs(reader.required("axes"));
+  const JsonNode axes = reader.required("axes");
+  run.axes = read_pairs(axes);
+  // Names, as the sweep file gives them: no control characters.
+  for (const JsonNode& axis : axes.items()) axis.child(std::size_t{0}).as_name();
   const JsonNode overrides = reader.required("overrides");
   run.overrides = read_pairs(overrides);
   // The run's own fields choose these: an override of them would change the run id and nothing

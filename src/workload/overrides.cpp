@@ -76,19 +76,27 @@ Override parse_override(const std::string& text) {
 
 namespace {
 
+// True when `part` addresses array elements: "*" or an index.
+bool is_array_position(const std::string& part) {
+  return part == "*" ||
+         (!part.empty() && part.find_first_not_of("0123456789") == std::string::npos);
+}
+
 // Sets the value at parts[i..] below `at`; "*" in an array position means every element.
+// `where` is the dotted path of `at` with the elements' indices in place of "*", for messages.
 void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::size_t i,
-              const Override& o) {
+              std::string where, const Override& o) {
   for (; i < parts.size(); ++i) {
     const std::string& part = parts[i];
     const bool last = i + 1 == parts.size();
     if (at->is_null()) *at = nlohmann::json::object();  // a key created by this --set
     if (at->is_array() && part == "*") {
-      for (auto& element : *at) {
+      for (std::size_t index = 0; index < at->size(); ++index) {
+        nlohmann::json& element = (*at)[index];
         if (last) {
           element = o.value;
         } else {
-          apply_at(&element, parts, i + 1, o);
+          apply_at(&element, parts, i + 1, where + "." + std::to_string(index), o);
         }
       }
       return;
@@ -105,11 +113,18 @@ void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::si
       }
       at = &(*at)[index];
     } else if (at->is_object()) {
+      // A missing key is created, but not as the array that a "*" or an index after it needs.
+      if (!last && !at->contains(part) && is_array_position(parts[i + 1])) {
+        throw ConfigError("--set " + o.text + ": " + (where.empty() ? "the scenario" : where) +
+                          " has no \"" + part + "\", so \"" + parts[i + 1] +
+                          "\" after it addresses no element");
+      }
       at = &(*at)[part];  // created when missing; the strict parser judges it
     } else {
       throw ConfigError("--set " + o.text + ": \"" + part + "\" is below a value that is " +
                         "neither an object nor an array");
     }
+    where += (where.empty() ? "" : ".") + part;
     if (last) *at = o.value;
   }
 }
@@ -117,7 +132,7 @@ void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::si
 }  // namespace
 
 void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides) {
-  for (const Override& o : overrides) apply_at(&document, split_path(o.path), 0, o);
+  for (const Override& o : overrides) apply_at(&document, split_path(o.path), 0, "", o);
 }
 
 }  // namespace bindersim::workload

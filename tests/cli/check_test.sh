@@ -128,6 +128,16 @@ run check "$TMP/small.json" --baseline "$BASE" --exact
 expect "--exact on a changed tier mean exits 1 and names the field" 1 \
   "^/tiers/sched_other/$TIER/mean_ns "
 
+# A name with control characters stays on its row, escaped, with no terminal escape.
+edit "$BASE" "$TMP/control.json" 'd["scenario"] = "a\nb\x1b[31mRED"'
+run check "$TMP/control.json" --baseline "$BASE"
+expect "a result of another scenario is a regression (exit 1)" 1 '^scenario .* FAIL \(differs\)$'
+if grep -qF 'a\nb\x1b[31mRED   differs' "$TMP/out" && ! grep -q $'\x1b' "$TMP/out"; then
+  pass "its scenario's newline and escape are printed escaped"
+else
+  fail "its scenario's newline and escape are printed escaped" "$(grep -a '^scenario' "$TMP/out")"
+fi
+
 # --- exit 2 ----------------------------------------------------------------------------------
 printf '{\n  "schema": "bindersim.result/1",\n  "seed": 1,,\n}\n' >"$TMP/malformed.json"
 run check "$TMP/malformed.json" --baseline "$BASE"

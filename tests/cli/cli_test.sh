@@ -328,10 +328,10 @@ else
 fi
 
 run
-if [[ $rc -eq 2 ]]; then
-  pass "no command exits 2"
+if [[ $rc -eq 2 && ! -s "$TMP/out" ]] && grep -q '^usage: bindersim <command>' "$TMP/err"; then
+  pass "no command exits 2 with the usage on stderr, nothing on stdout"
 else
-  fail "no command exits 2" "exit $rc"
+  fail "no command exits 2 with the usage on stderr, nothing on stdout" "exit $rc"
 fi
 
 summary

@@ -113,6 +113,15 @@ run compare "$SCENARIO" --selectors fifo,ctabs --vary kernel.priority_inheritanc
 check "--selectors with --vary gives a column per (selector, value)" \
   line_matches "$TMP/out" 2 'fifo android.*fifo upstream.*ctabs android.*ctabs upstream'
 
+# A value that is a JSON array keeps its commas: two columns, not four.
+run compare "$SCENARIO" --vary 'processes.*.cpuset=[0,1,2,3],[4,5,6,7]' "${FAST[@]}" \
+  --out "$TMP/vary-array.json"
+check "--vary of JSON arrays splits only between them" \
+  python3 -S -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(not ([c["label"] for c in d["columns"]] == ["[0,1,2,3]", "[4,5,6,7]"] and
+              d["columns"][1]["overrides"]["processes.*.cpuset"] == [4, 5, 6, 7]))' \
+  "$TMP/vary-array.json"
+
 # --- bad input: exit 2, one line, no file ----------------------------------------------------
 expect_error() {
   local name=$1
@@ -153,6 +162,11 @@ expect_error "--vary of the placement with --placement" --placement walt \
 expect_error "--set of the placement with --placement" --placement gki --set kernel.placement=walt
 run compare "$SCENARIO" --placement walt --vary kernel.placement=gki,mainline "${FAST[@]}"
 check "that error says which option chooses" grep -q 'kernel.placement is chosen by --placement' \
+  "$TMP/err"
+# A --set of the varied key would be overridden by each column's value (as a sweep refuses).
+expect_error "--vary and --set of the same key" --vary clients.0.iterations=100,300
+run compare "$SCENARIO" "${FAST[@]}" --vary clients.0.iterations=100,300
+check "that error names both options" grep -qx -- 'bindersim compare: --vary clients.0.iterations: clients.0.iterations is also set by --set clients.0.iterations=200; drop one of them' \
   "$TMP/err"
 run compare "$SCENARIO" --selectors nosuch
 check "an unknown selector lists the valid ones" grep -q 'valid selectors: fifo' "$TMP/err"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of bad input of every kind: one line on stderr, exit 2, no output file or
 # directory left behind, and no unbounded memory (each command runs under a memory limit and a
-# time limit).
+# time limit); and standard output that cannot be written.
 #
 # usage: robustness_test.sh <path to bindersim binary> <repo root>
 # Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
@@ -139,5 +139,50 @@ expect_bad "compare --set with a key given twice" '^bindersim compare: --set ker
 # --- G: a data directory that does not exist ---------------------------------------------------
 BINDERSIM_DATA_DIR="$TMP/nonexistent" bounded topology list
 expect_bad "topology list without a data directory" "nonexistent/topologies: expected the directory of the topologies, found none"
+
+# --- H: standard output that cannot be written ------------------------------------------------
+# Where stdout carries data (runs, a page, tables), a failed write exits 2 with one line saying
+# so; stdout on /dev/full (every write fails) or closed.
+# to_stdout HOW ARGS...: runs bindersim with stdout on /dev/full (HOW=full) or closed (HOW=closed).
+to_stdout() {
+  local how=$1
+  shift
+  if [[ $how == full ]]; then
+    "$BIN" "$@" >/dev/full 2>"$TMP/err"
+  else
+    "$BIN" "$@" >&- 2>"$TMP/err"
+  fi
+  rc=$?
+}
+# expect_write_failed NAME: exit 2 and the last stderr line says that stdout failed (a summary
+# line on stderr may come before it).
+expect_write_failed() {
+  if [[ $rc -eq 2 ]] && [[ $(tail -n 1 "$TMP/err") == "bindersim: writing standard output failed" ]] &&
+    [[ $(grep -c 'writing standard output failed' "$TMP/err") -eq 1 ]]; then
+    pass "$1"
+  else
+    fail "$1" "exit $rc; stderr: $(head -c 300 "$TMP/err")"
+  fi
+}
+cat >out-sweep.json <<JSON
+{"schema": "bindersim.sweep/1", "name": "out", "scenario": "schd-dbg",
+ "set": {"clients.*.iterations": 20}, "selectors": ["fifo"], "seeds": 1}
+JSON
+to_stdout full sweep expand out-sweep.json
+expect_write_failed "sweep expand > /dev/full"
+run sweep expand out-sweep.json --out out-runs.jsonl
+run sweep run out-runs.jsonl --out-dir out-results
+[[ $rc -eq 0 ]] || fail "sweep run of a small sweep" "exit $rc: $(cat "$TMP/err")"
+to_stdout full sweep merge out-results
+expect_write_failed "sweep merge > /dev/full"
+run run schd-dbg "${SHORT[@]}" --out out-result.json
+to_stdout full report out-result.json -o -
+expect_write_failed "report -o - > /dev/full"
+to_stdout closed report out-result.json -o -
+expect_write_failed "report -o - with stdout closed"
+to_stdout full topology show sa8155p
+expect_write_failed "topology show > /dev/full (a short output, written at exit)"
+to_stdout full sweep expand no-such-sweep.json
+expect_bad "bad input with stdout on /dev/full: its own line only" 'no-such-sweep.json: '
 
 summary

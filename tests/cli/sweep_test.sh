@@ -137,6 +137,28 @@ import json, sys
 sys.exit(json.load(open(sys.argv[1]))["result"] != json.load(open(sys.argv[2])))' \
   "$TMP/one/${run5[0]}.json" "$TMP/direct.json"
 
+# --- control characters in axis values ---------------------------------------------------------
+# A string value with a newline or an escape is printed escaped in progress lines and titles.
+cat >"$TMP/control.json" <<'JSON'
+{"schema": "bindersim.sweep/1", "name": "control", "scenario": "schd-dbg",
+ "set": {"clients.*.iterations": 20}, "selectors": ["fifo"], "seeds": 1,
+ "axes": [{"key": "description", "name": "d", "values": ["x\ny", "e\u001b[31m"]}]}
+JSON
+run sweep expand "$TMP/control.json" --out "$TMP/control.jsonl"
+run sweep run "$TMP/control.jsonl" --out-dir "$TMP/control"
+check "sweep run of values with control characters exits 0" test "$rc" -eq 0
+check "its progress lines escape them" test "$(grep -cF -e 'd=x\ny: done' -e 'd=e\x1b[31m: done' \
+  "$TMP/out")" -eq 2
+run sweep merge "$TMP/control"
+check "merge titles escape them" test "$(grep -cxF -e '== d=x\ny ==' -e '== d=e\x1b[31m ==' \
+  "$TMP/out")" -eq 2
+check "nothing raw reaches the console" test "$(grep -c $'\x1b' "$TMP/out")" -eq 0
+sed 's/"sweep":"control"/"sweep":"a\\nb"/' "$TMP/control.jsonl" >"$TMP/control-name.jsonl"
+run sweep run "$TMP/control-name.jsonl" --out-dir "$TMP/control-name"
+check "a runs file whose sweep name has a newline is refused" \
+  grep -qF 'control-name.jsonl:1: /sweep: expected a name without control characters, got "a\nb"' \
+  "$TMP/err"
+
 # --- resumption ------------------------------------------------------------------------------
 victim="$TMP/three/${run5[0]}.json"  # index 5: shard 2 of 3
 cp "$victim" "$TMP/victim.json"
@@ -259,6 +281,13 @@ check "its error names the override" \
   grep -q 'seed-override.jsonl:1: /overrides/.*/0: "seed" is chosen by the run' "$TMP/err"
 check "none of them runs anything or creates the result directory" test ! -e "$TMP/bad-dir"
 expect_error "merge of a missing directory" "$TMP/x.json" merge "$TMP/nosuch" --out "$TMP/x.json"
+check "its error says the directory does not exist" \
+  grep -qx "bindersim sweep merge: $TMP/nosuch: no such directory" "$TMP/err"
+mkdir -p "$TMP/empty"
+expect_error "merge of an empty directory" "$TMP/x.json" merge "$TMP/empty" --out "$TMP/x.json"
+check "its error names the directory" \
+  grep -qx "bindersim sweep merge: $TMP/empty: no results to merge (no <run_id>.json files)" \
+  "$TMP/err"
 expect_error "an unknown subcommand" "$TMP/x.json" nosuch
 
 # --- the shipped sweeps ----------------------------------------------------------------------

@@ -189,6 +189,17 @@ TEST(JsonNodeTest, LongStringsAreShortenedInMessages) {
   EXPECT_EQ(message.substr(message.size() - 4), "...\"") << message;
 }
 
+TEST(JsonNodeTest, ConsoleTextEscapesControlCharactersOnly) {
+  // A newline, an escape sequence, DEL and C1's CSI cannot split a line or colour the terminal;
+  // quotes, backslashes and other UTF-8 stay as they are.
+  EXPECT_EQ(console_text("a\nb\x1b[31mRED"), "a\\nb\\x1b[31mRED");
+  EXPECT_EQ(console_text("\t\r\x7f\x01"), "\\t\\r\\x7f\\x01");
+  EXPECT_EQ(console_text("csi \xc2\x9b, nbsp \xc2\xa0"), "csi \\u009b, nbsp \xc2\xa0");
+  EXPECT_EQ(console_text("\"ctabs\" \\ Δ%"), "\"ctabs\" \\ Δ%");
+  EXPECT_EQ(console_text(std::string("nul\0", 4)), "nul\\x00");
+  EXPECT_EQ(console_text(""), "");
+}
+
 TEST(JsonNodeTest, DescribeJsonNamesEachKind) {
   EXPECT_EQ(describe_json(nlohmann::json(nullptr)), "null");
   EXPECT_EQ(describe_json(nlohmann::json::object()), "an object");

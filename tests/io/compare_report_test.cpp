@@ -131,6 +131,20 @@ TEST(CompareTable, HeaderColumnsAndRows) {
   EXPECT_EQ(lines[4].rfind("latency p99", 0), 0u);
 }
 
+TEST(CompareTable, ControlCharactersInNamesAreEscaped) {
+  // Names read from files (sweep merge's records) cannot split the table's lines or colour
+  // the terminal.
+  CompareReport report = three_seed_report();
+  report.scenario = "a\nb";
+  report.columns[1].label = "ct\x1b[31mabs";
+  const std::string table = table_of(report);
+  const auto lines = lines_of(table);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0].rfind("scenario a\\nb | topology sa8155p", 0), 0u) << lines[0];
+  EXPECT_NE(lines[1].find("ct\\x1b[31mabs"), std::string::npos) << lines[1];
+  EXPECT_EQ(table.find('\x1b'), std::string::npos);
+}
+
 TEST(CompareTable, MeansWithConfidenceAndFourSignificantDigits) {
   // 4930.94 ± 12.345 keeps one decimal with grouped thousands; 1.2346 ± 0.5 three decimals.
   const std::string table = table_of(three_seed_report());

@@ -322,6 +322,66 @@ TEST(ReportRead, CompareStructureIsChecked) {
             "cmp.json: /columns: expected at least one column, got none");
 }
 
+TEST(ReportRead, CompareContractIsChecked) {
+  // What compare-format.md promises: every (column, seed) run once, unique non-empty labels,
+  // distinct seeds, the runs of the document's scenario, non-negative half-widths and only the
+  // metrics of compare's table.
+  const auto error_at = [](const std::function<void(nlohmann::ordered_json&)>& change) {
+    nlohmann::ordered_json j = compare_to_json(three_column_report());
+    change(j);
+    return read_error({document_of(j, "cmp.json")});
+  };
+  EXPECT_EQ(error_at([](auto& j) { j["runs"][1] = j["runs"][0]; }),
+            "cmp.json: /runs/1: expected each (column, seed) once, got column 0 seed 1 again "
+            "(first at /runs/0)");
+  EXPECT_EQ(error_at([](auto& j) { j["runs"].erase(3); }),
+            "cmp.json: /columns/1: expected a run of this column for each seed in /seeds, got "
+            "none for seed 2");
+  EXPECT_EQ(error_at([](auto& j) { j["columns"][2]["label"] = "fifo"; }),
+            "cmp.json: /columns/2/label: expected a label unique among the columns (/columns/0 "
+            "has it too), got \"fifo\"");
+  EXPECT_EQ(error_at([](auto& j) { j["columns"][1]["label"] = ""; }),
+            "cmp.json: /columns/1/label: expected a non-empty name, got \"\"");
+  EXPECT_EQ(error_at([](auto& j) { j["columns"][1]["label"] = "a\nb"; }),
+            "cmp.json: /columns/1/label: expected a name without control characters, got "
+            "\"a\\nb\"");
+  EXPECT_EQ(error_at([](auto& j) { j["seeds"][1] = 1; }),
+            "cmp.json: /seeds/1: expected each seed once, got 1");
+  EXPECT_EQ(error_at([](auto& j) { j["runs"][4]["result"]["scenario"] = "other"; }),
+            "cmp.json: /runs/4/result/scenario: expected \"schd-dbg\" (the document's "
+            "/scenario), got \"other\"");
+  EXPECT_EQ(error_at([](auto& j) { j["summary"]["latency.p99"]["columns"][2]["ci95"] = -0.5; }),
+            "cmp.json: /summary/latency.p99/columns/2/ci95: expected a non-negative number or "
+            "null, got -0.5");
+  const std::string unknown =
+      error_at([](auto& j) { j["summary"]["latency.p98"] = j["summary"]["latency.p99"]; });
+  EXPECT_EQ(unknown.rfind("cmp.json: /summary/latency.p98: unknown metric (did you mean "
+                          "\"latency.p99\"?); valid metrics: throughput, latency.mean, ",
+                          0),
+            0u)
+      << unknown;
+}
+
+TEST(ReportRead, ColumnsThatVaryTheScenarioNameCarryIt) {
+  // compare --vary name=a,b: each column's runs carry the name its overrides set.
+  CompareReport report = three_column_report();
+  for (std::size_t c = 0; c < report.columns.size(); ++c) {
+    const std::string name = "variant-" + std::to_string(c);
+    report.columns[c].overrides.emplace_back("name", name);
+    for (CompareRun& run : report.runs) {
+      if (run.column == c) run.result["scenario"] = name;
+    }
+  }
+  const ReportData data = read_report_documents({compare_document(report, "cmp.json")});
+  ASSERT_EQ(data.policies.size(), 3u);
+  EXPECT_EQ(data.policies[2].scenario, "variant-2");
+
+  report.runs[0].result["scenario"] = "schd-dbg";
+  EXPECT_EQ(read_error({compare_document(report, "cmp.json")}),
+            "cmp.json: /runs/0/result/scenario: expected \"variant-0\" (the \"name\" of column "
+            "0's overrides), got \"schd-dbg\"");
+}
+
 TEST(ReportRead, NotAnObjectOrNoSchema) {
   EXPECT_EQ(read_error({JsonDocument::parse_text("[1, 2]", "a.json")}),
             "a.json: /: expected an object (a result or compare document), got an array");

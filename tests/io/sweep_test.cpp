@@ -340,6 +340,35 @@ TEST_F(SweepTest, SeedsTakeTheWholeUnsignedRangeThroughTheRunsFile) {
   EXPECT_EQ(parse_run(document.root()).seed, std::numeric_limits<std::uint64_t>::max());
 }
 
+TEST(RunLineTest, RejectsControlCharactersInTheSweepAndAxisNames) {
+  // Names go into one-line output: as in a sweep file, a control character is refused.
+  for (const auto& [field, pointer] :
+       {std::pair{"sweep", "/sweep"}, std::pair{"axes", "/axes/0/0"}}) {
+    json value = json::parse(run_line(sample_run()));
+    if (std::string(field) == "sweep") {
+      value["sweep"] = "a\nb";
+    } else {
+      value["axes"][0][0] = "a\nb";
+    }
+    const JsonDocument document = JsonDocument::from_value(value, "runs.jsonl:2");
+    try {
+      parse_run(document.root());
+      FAIL() << "a name with a newline was accepted at " << pointer;
+    } catch (const ConfigError& error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string("runs.jsonl:2: ") + pointer +
+                    ": expected a name without control characters, got \"a\\nb\"");
+    }
+  }
+}
+
+TEST(RunLineTest, ValueLabelEscapesControlCharacters) {
+  // An axis value goes into titles and progress lines as one line, without terminal escapes.
+  EXPECT_EQ(value_label(json("x\ny\x1b[31m")), "x\\ny\\x1b[31m");
+  EXPECT_EQ(value_label(json("plain")), "plain");
+  EXPECT_EQ(value_label(json::array({1, "a\nb"})), "[1,\"a\\nb\"]");
+}
+
 TEST(RunLineTest, RejectsALineWhoseRunIdIsNotItsHash) {
   // An edited field no longer matches the run id: the line is refused, naming /run_id.
   json value = json::parse(run_line(sample_run()));

@@ -91,6 +91,31 @@ TEST(OverrideTest, BadIndicesAndScalarsOnThePathAreErrors) {
             "--set seed.x=5: \"x\" is below a value that is neither an object nor an array");
 }
 
+TEST(OverrideTest, StarOrIndexAfterAMissingKeyNamesWhereItIsMissing) {
+  // The second process has no "nodes": the * after it does not create an object that the
+  // parser then calls "not an array", nor is the process skipped.
+  nlohmann::json doc = {{"processes", {{{"nodes", {{{"min_nice", 5}}}}}, {{"name", "b"}}}}};
+  EXPECT_EQ(
+      error_of([&] { apply_overrides(doc, {parse_override("processes.*.nodes.*.min_nice=0")}); }),
+      "--set processes.*.nodes.*.min_nice=0: processes.1 has no \"nodes\", so \"*\" after "
+      "it addresses no element");
+  EXPECT_EQ(
+      error_of([&] { apply_overrides(doc, {parse_override("processes.1.nodes.0.min_nice=0")}); }),
+      "--set processes.1.nodes.0.min_nice=0: processes.1 has no \"nodes\", so \"0\" after "
+      "it addresses no element");
+  EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("nosuch.*=1")}); }),
+            "--set nosuch.*=1: the scenario has no \"nosuch\", so \"*\" after it addresses no "
+            "element");
+  // Where every element has the key, * reaches every element below it.
+  doc["processes"][1]["nodes"] = {{{"min_nice", 7}}, {{"min_nice", 8}}};
+  apply_overrides(doc, {parse_override("processes.*.nodes.*.min_nice=0")});
+  EXPECT_EQ(doc["processes"][1]["nodes"][1]["min_nice"], 0);
+  EXPECT_EQ(doc["processes"][0]["nodes"][0]["min_nice"], 0);
+  // A missing key before an object key is still created.
+  apply_overrides(doc, {parse_override("processes.*.free_before_reply=true")});
+  EXPECT_EQ(doc["processes"][1]["free_before_reply"], true);
+}
+
 TEST(OverrideTest, OverriddenScenarioIsCheckedAsStrictlyAsTheFile) {
   // An override is parsed like the file itself: a misspelt key is an unknown key.
   selectors::SelectorRegistry registry;

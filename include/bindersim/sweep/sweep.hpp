@@ -38,7 +38,8 @@ using NamedValue = std::pair<std::string, nlohmann::json>;
 // 64-bit FNV-1a of `bytes` (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
 std::uint64_t fnv1a64(std::string_view bytes);
 
-// The text of an axis value in tables: a string without its quotes, anything else as JSON.
+// The text of an axis value in tables: a string without its quotes (its control characters
+// escaped, see console_text()), anything else as JSON.
 std::string value_label(const nlohmann::json& value);
 
 // One option axis: every value is applied, as --set KEY=VALUE, to each of `keys`.

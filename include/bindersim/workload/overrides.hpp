@@ -21,9 +21,10 @@ Override parse_override(const std::string& text);
 
 // Applies `overrides` to the document in order. "*" in place of an array index applies the
 // rest of the path to every element (clients.*.iterations=100). A path that runs into a missing
-// array index or through a value that is neither object nor array is a ConfigError naming the
-// --set; a missing object key is created, and the strict scenario parser then rejects it if it is
-// not a valid key.
+// array index, through a value that is neither object nor array, or into a "*" or an index
+// after a missing key is a ConfigError naming the --set (and, for the missing key, where it is
+// missing: "processes.1 has no \"nodes\""); any other missing object key is created, and the
+// strict scenario parser then rejects it if it is not a valid key.
 void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides);
 
 }  // namespace bindersim::workload
