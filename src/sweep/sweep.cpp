@@ -490,19 +490,26 @@ RunSpec parse_run(const JsonNode& node) {
   for (const JsonNode& axis : axes.items()) axis.child(std::size_t{0}).as_name();
   const JsonNode overrides = reader.required("overrides");
   run.overrides = read_pairs(overrides);
-  // The run's own fields choose these: an override of them would change the run id and nothing
-  // else (sweep expand never writes one).
+  run.selector = reader.required("selector").as_name();
+  run.placement = reader.required("placement").as_name();
+  run.seed = reader.required("seed").as_uint64();
+  // The run's own fields choose these. sweep expand writes a sweep's own set or axis of the
+  // selector or placement (the sweep naming no selectors or placement) with the same value as
+  // the field; an override of the seed, or one that disagrees with the field, would change the
+  // run id and nothing else.
   for (std::size_t i = 0; i < run.overrides.size(); ++i) {
-    const std::string& path = run.overrides[i].first;
-    if (path == kSeedKey || path == kSelectorKey || path == kPlacementKey) {
+    const auto& [path, value] = run.overrides[i];
+    const std::string* field = path == kSelectorKey    ? &run.selector
+                               : path == kPlacementKey ? &run.placement
+                                                       : nullptr;
+    if (path == kSeedKey || (field != nullptr && value != nlohmann::json(*field))) {
       overrides.child(i)
           .child(std::size_t{0})
-          .fail("\"" + path + "\" is chosen by the run's own field, not by an override");
+          .fail("\"" + path + "\" is chosen by the run's own field" +
+                (field != nullptr ? " (\"" + *field + "\")" : std::string()) +
+                ", not by an override that differs from it");
     }
   }
-  run.selector = reader.required("selector").as_string();
-  run.placement = reader.required("placement").as_string();
-  run.seed = reader.required("seed").as_uint64();
   reader.finish();
   const std::string expected = run_id_of(run);
   if (run.run_id != expected) {

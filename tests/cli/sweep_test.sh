@@ -265,6 +265,8 @@ write("twice.jsonl", [lines[0], dict(lines[0], index=99)])
 write("selector.jsonl", [lines[0], dict(lines[1], selector="nosuch")])
 write("placement.jsonl", [lines[0], dict(lines[1], placement="nosuch")])
 write("seed-override.jsonl", [dict(lines[0], overrides=lines[0]["overrides"] + [["seed", 5]])])
+write("selector-override.jsonl",
+      [dict(lines[0], overrides=lines[0]["overrides"] + [["kernel.selector", "ctabs-nudge"]])])
 PY
 expect_error "a runs file listing a run twice" "$TMP/x.jsonl" run "$TMP/twice.jsonl" \
   --out-dir "$TMP/bad-dir" --jobs 2
@@ -279,7 +281,20 @@ expect_error "a run overriding its seed" "$TMP/x.jsonl" run "$TMP/seed-override.
   --out-dir "$TMP/bad-dir"
 check "its error names the override" \
   grep -q 'seed-override.jsonl:1: /overrides/.*/0: "seed" is chosen by the run' "$TMP/err"
+expect_error "a run whose selector override differs from its selector" "$TMP/x.jsonl" run \
+  "$TMP/selector-override.jsonl" --out-dir "$TMP/bad-dir"
 check "none of them runs anything or creates the result directory" test ! -e "$TMP/bad-dir"
+# A sweep naming no selectors or placement may set or vary them itself: its runs carry the
+# override with the value of their own fields, and run and merge.
+printf '%s\n' '{"schema": "bindersim.sweep/1", "name": "chosen", "scenario": "schd-dbg",' \
+  '"set": {"clients.*.iterations": 20, "kernel.placement": "walt"}, "seeds": 1,' \
+  '"axes": [{"name": "sel", "key": "kernel.selector", "values": ["fifo", "ctabs"]}]}' \
+  >"$TMP/chosen.json"
+run sweep expand "$TMP/chosen.json" --out "$TMP/chosen.jsonl"
+run sweep run "$TMP/chosen.jsonl" --out-dir "$TMP/chosen"
+check "a sweep setting the placement and varying the selector runs" test "$rc" -eq 0
+run sweep merge "$TMP/chosen" --runs "$TMP/chosen.jsonl"
+check "and merges" test "$rc" -eq 0
 expect_error "merge of a missing directory" "$TMP/x.json" merge "$TMP/nosuch" --out "$TMP/x.json"
 check "its error says the directory does not exist" \
   grep -qx "bindersim sweep merge: $TMP/nosuch: no such directory" "$TMP/err"

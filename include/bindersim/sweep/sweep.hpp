@@ -122,7 +122,8 @@ nlohmann::ordered_json run_to_json(const RunSpec& run);
 std::string run_line(const RunSpec& run);
 
 // Reads a run object strictly (the layout of run_to_json); a run_id that is not the hash of
-// the other fields, or an override of seed, kernel.selector or kernel.placement, is an error.
+// the other fields, an override of seed, or one of kernel.selector or kernel.placement that
+// differs from the run's selector or placement, is an error.
 RunSpec parse_run(const JsonNode& node);
 // Reads runs.jsonl: one run per non-blank line, errors naming "<file>:<line>"; indices and
 // run ids must be distinct. The file is read as read_input_file() reads it: a regular file of at
