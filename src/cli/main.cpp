@@ -1,4 +1,5 @@
 // bindersim command-line entry point: dispatches to the subcommands.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -78,6 +79,9 @@ int finish_output(int status) {
 }  // namespace bindersim::cli
 
 int main(int argc, char** argv) {
+  // A reader that closes its end (`| head`) makes writes fail instead of killing the process:
+  // finish_output() then exits 2 with its one line, as for any failed write.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     return bindersim::cli::finish_output(
         bindersim::cli::dispatch(std::vector<std::string>(argv + 1, argv + argc)));

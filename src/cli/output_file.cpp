@@ -13,12 +13,21 @@ namespace bindersim::cli {
 
 std::string temporary_path(const std::string& path) {
   static std::atomic<std::uint64_t> next{0};
+  std::string suffix = ".";
+  suffix += std::to_string(::getpid());
+  suffix += '-';
+  suffix += std::to_string(next++);
+  suffix += ".tmp";
+  // A file name near the system's limit (255 bytes) keeps room for the suffix by giving up
+  // the end of its own name: the temporary stays beside the file.
+  constexpr std::size_t kMaxName = 255;
+  const std::size_t slash = path.rfind('/');
+  const std::size_t name_start = slash == std::string::npos ? 0 : slash + 1;
   std::string name = path;
-  name += '.';
-  name += std::to_string(::getpid());
-  name += '-';
-  name += std::to_string(next++);
-  name += ".tmp";
+  if (name.size() - name_start + suffix.size() > kMaxName) {
+    name.resize(name_start + kMaxName - suffix.size());
+  }
+  name += suffix;
   return name;
 }
 

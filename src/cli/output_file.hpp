@@ -6,8 +6,9 @@
 namespace bindersim::cli {
 
 // A name for a temporary file beside `path`, unique to this process and call:
-// "<path>.<pid>-<n>.tmp". Two writers of one path (threads, processes, or a run whose other
-// output is named "<path>.tmp") never share a temporary.
+// "<path>.<pid>-<n>.tmp", the file name cut short to keep within 255 bytes. Two writers of one
+// path (threads, processes, or a run whose other output is named "<path>.tmp") never share a
+// temporary.
 std::string temporary_path(const std::string& path);
 
 // Writes `content` to a temporary file beside `path` (temporary_path()), then renames it over

@@ -125,6 +125,29 @@ else
   fail "run --out X --trace X.tmp writes the result to X and the trace to X.tmp" \
     "exit $rc; $(head -c 80 both.out 2>&1)"
 fi
+# A file name of 251 bytes (the limit is 255) still gets a temporary beside it.
+long_name=$(printf 'a%.0s' {1..246}).json
+bounded run schd-dbg "${SHORT[@]}" --out "$long_name"
+if [[ $rc -eq 0 ]] && grep -q '"schema"' "$long_name"; then
+  pass "run --out a 251-byte file name"
+else
+  fail "run --out a 251-byte file name" "exit $rc: $(cat "$TMP/err")"
+fi
+# A reader that has closed its end of the pipe: exit 2 and the line saying so (after expand's
+# count), not SIGPIPE's 141.
+python3 -S - "$BIN" "$ROOT/sweeps/ctabs-sensitivity.json" <<'PY' >"$TMP/pipe" 2>&1
+import os, subprocess, sys
+read_end, write_end = os.pipe()
+os.close(read_end)
+done = subprocess.run([sys.argv[1], "sweep", "expand", sys.argv[2]], stdout=write_end,
+                      stderr=subprocess.PIPE, text=True)
+print(done.returncode, done.stderr.splitlines()[-1])
+PY
+if grep -qx '2 bindersim: writing standard output failed' "$TMP/pipe"; then
+  pass "a closed pipe on stdout: exit 2"
+else
+  fail "a closed pipe on stdout: exit 2" "$(cat "$TMP/pipe")"
+fi
 
 # --- F: a key given twice ---------------------------------------------------------------------
 sed '0,/"name":/s//"name": "first", "name":/' "$ROOT/scenarios/schd-dbg.json" >dup.json
