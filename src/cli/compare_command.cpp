@@ -38,8 +38,8 @@ namespace po = boost::program_options;
 
 namespace {
 
-// Every run's result is kept until the comparison is printed, a few MB each (its latency
-// histograms): more seeds than this per column are a job for `bindersim sweep`.
+// Every run's result is kept until the comparison is printed (tens of KB each, mostly its
+// latency histograms): more seeds than this per column are a job for `bindersim sweep`.
 constexpr int kMaxSeeds = 100;
 // Runs (columns x seeds) of one comparison; each result is held until the table is written
 // (about 80 KB apiece). Larger grids are sweeps, run and pooled from files.

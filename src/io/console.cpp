@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/result_json.hpp"
 
 namespace bindersim::io {
@@ -109,8 +110,9 @@ void print_breakdown(const stats::RunResult& result, std::ostream& out) {
 
 void print_tier_table(const stats::RunResult& result, std::ostream& out) {
   out << fmt::format("scenario {} | selector {} | placement {} | seed {} | {} calls | {} calls/s\n",
-                     result.scenario, result.selector, result.placement, result.seed,
-                     grouped(result.completed), grouped_rate(result.per_second()));
+                     console_text(result.scenario), console_text(result.selector),
+                     console_text(result.placement), result.seed, grouped(result.completed),
+                     grouped_rate(result.per_second()));
   out << fmt::format("{:<{}}{:<{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}\n", "class", kClassWidth, "tier",
                      kTierWidth, "avg latency", kLatencyWidth, "calls", kCallsWidth, "share",
                      kShareWidth, "p50 latency", kLatencyWidth, "p99 latency", kLatencyWidth);

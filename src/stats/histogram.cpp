@@ -17,7 +17,7 @@ Histogram::Histogram() = default;
 
 void Histogram::grow_to(std::size_t index) {
   const std::size_t run = std::size_t{1} << kHalfBits;
-  // Whole powers of two: a histogram grows at most 31 times.
+  // Whole runs of 1024 buckets: a histogram grows at most 32 times.
   const std::size_t needed = std::min(bucket_count(), (index / run + 1) * run);
   counts_.reserve(needed);
   counts_.resize(needed, 0);

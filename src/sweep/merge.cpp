@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/io/compare_report.hpp"
@@ -66,7 +67,7 @@ std::string seeds_list(const std::vector<std::uint64_t>& seeds) {
 // Adds one run's figure to its pooled sum. A sum beyond the figure's type is a ConfigError
 // naming it: only runs far beyond any practical use get there (2^63 ns is 292 years).
 template <typename T>
-void add_to(T& sum, T run, const char* figure) {
+void add_to(T& sum, T run, std::string_view figure) {
   if (__builtin_add_overflow(sum, run, &sum)) {
     throw ConfigError(fmt::format("the pooled {} passes {} (pool fewer or shorter runs)", figure,
                                   std::numeric_limits<T>::max()));
@@ -75,7 +76,7 @@ void add_to(T& sum, T run, const char* figure) {
 
 // Merges one run's histogram into its pooled one, with the same check on the count (a bucket
 // never holds more than the count; the sum is 128-bit).
-void merge_to(stats::Histogram& sum, const stats::Histogram& run, const char* figure) {
+void merge_to(stats::Histogram& sum, const stats::Histogram& run, std::string_view figure) {
   std::uint64_t count = sum.count();
   add_to(count, run.count(), figure);
   sum.merge(run);
@@ -90,19 +91,20 @@ void add_counters(stats::Counters& sum, const stats::Counters& run) {
   add_to(sum.context_switches, run.context_switches, "counters/context_switches");
 }
 
-void add_lock(stats::LockStats& sum, const stats::LockStats& lock) {
-  add_to(sum.acquisitions, lock.acquisitions, "lock acquisitions");
-  add_to(sum.contended, lock.contended, "lock contended");
-  add_to(sum.trylock_failures, lock.trylock_failures, "lock trylock_failures");
-  add_to(sum.sleeps, lock.sleeps, "lock sleeps");
-  add_to(sum.handoffs, lock.handoffs, "lock handoffs");
-  merge_to(sum.wait_ns, lock.wait_ns, "lock waits");
-  merge_to(sum.hold_ns, lock.hold_ns, "lock holds");
-  add_to(sum.spin_ns, lock.spin_ns, "lock spin_ns");
-  add_to(sum.inversions, lock.inversions, "lock inversions");
-  add_to(sum.inversion_ns, lock.inversion_ns, "lock inversion_ns");
-  add_to(sum.owner_preempted, lock.owner_preempted, "lock owner_preempted");
-  add_to(sum.owner_preempted_ns, lock.owner_preempted_ns, "lock owner_preempted_ns");
+// `name`: the lock's place in the result ("allocator/alloc_lock"), to name a figure.
+void add_lock(stats::LockStats& sum, const stats::LockStats& lock, const std::string& name) {
+  add_to(sum.acquisitions, lock.acquisitions, name + "/acquisitions");
+  add_to(sum.contended, lock.contended, name + "/contended");
+  add_to(sum.trylock_failures, lock.trylock_failures, name + "/trylock_failures");
+  add_to(sum.sleeps, lock.sleeps, name + "/sleeps");
+  add_to(sum.handoffs, lock.handoffs, name + "/handoffs");
+  merge_to(sum.wait_ns, lock.wait_ns, name + "/wait samples");
+  merge_to(sum.hold_ns, lock.hold_ns, name + "/hold samples");
+  add_to(sum.spin_ns, lock.spin_ns, name + "/spin_ns");
+  add_to(sum.inversions, lock.inversions, name + "/inversions");
+  add_to(sum.inversion_ns, lock.inversion_ns, name + "/inversion_ns");
+  add_to(sum.owner_preempted, lock.owner_preempted, name + "/owner_preempted");
+  add_to(sum.owner_preempted_ns, lock.owner_preempted_ns, name + "/owner_preempted_ns");
 }
 
 void add_allocator(stats::AllocatorStats& sum, const stats::AllocatorStats& alloc) {
@@ -112,8 +114,8 @@ void add_allocator(stats::AllocatorStats& sum, const stats::AllocatorStats& allo
   add_to(sum.pages_installed, alloc.pages_installed, "allocator/pages_installed");
   add_to(sum.pages_reclaimed, alloc.pages_reclaimed, "allocator/pages_reclaimed");
   add_to(sum.shrinker_skips, alloc.shrinker_skips, "allocator/shrinker_skips");
-  add_lock(sum.alloc_lock, alloc.alloc_lock);
-  add_lock(sum.page_lock, alloc.page_lock);
+  add_lock(sum.alloc_lock, alloc.alloc_lock, "allocator/alloc_lock");
+  add_lock(sum.page_lock, alloc.page_lock, "allocator/page_lock");
 }
 
 }  // namespace
