@@ -86,6 +86,7 @@ bool is_array_position(const std::string& part) {
 // `where` is the dotted path of `at` with the elements' indices in place of "*", for messages.
 void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::size_t i,
               std::string where, const Override& o) {
+  std::string created;  // the first key this call created, as a dotted path
   for (; i < parts.size(); ++i) {
     const std::string& part = parts[i];
     const bool last = i + 1 == parts.size();
@@ -114,11 +115,18 @@ void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::si
       at = &(*at)[index];
     } else if (at->is_object()) {
       // A missing key is created, but not as the array that a "*" or an index after it needs.
+      // The message names the first key missing: below a created one, every key is.
+      const std::string here = where.empty() ? part : where + "." + part;
       if (!last && !at->contains(part) && is_array_position(parts[i + 1])) {
-        throw ConfigError("--set " + o.text + ": " + (where.empty() ? "the scenario" : where) +
-                          " has no \"" + part + "\", so \"" + parts[i + 1] +
-                          "\" after it addresses no element");
+        const std::string& missing = created.empty() ? here : created;
+        const std::size_t dot = missing.rfind('.');
+        throw ConfigError("--set " + o.text + ": " +
+                          (dot == std::string::npos ? "the scenario" : missing.substr(0, dot)) +
+                          " has no \"" + missing.substr(dot == std::string::npos ? 0 : dot + 1) +
+                          "\", so \"" + parts[i + 1] + "\" after \"" + part +
+                          "\" addresses no element");
       }
+      if (created.empty() && !at->contains(part)) created = here;
       at = &(*at)[part];  // created when missing; the strict parser judges it
     } else {
       throw ConfigError("--set " + o.text + ": \"" + part + "\" is below a value that is " +

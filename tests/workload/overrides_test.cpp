@@ -98,14 +98,18 @@ TEST(OverrideTest, StarOrIndexAfterAMissingKeyNamesWhereItIsMissing) {
   EXPECT_EQ(
       error_of([&] { apply_overrides(doc, {parse_override("processes.*.nodes.*.min_nice=0")}); }),
       "--set processes.*.nodes.*.min_nice=0: processes.1 has no \"nodes\", so \"*\" after "
-      "it addresses no element");
+      "\"nodes\" addresses no element");
   EXPECT_EQ(
       error_of([&] { apply_overrides(doc, {parse_override("processes.1.nodes.0.min_nice=0")}); }),
       "--set processes.1.nodes.0.min_nice=0: processes.1 has no \"nodes\", so \"0\" after "
-      "it addresses no element");
+      "\"nodes\" addresses no element");
   EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("nosuch.*=1")}); }),
-            "--set nosuch.*=1: the scenario has no \"nosuch\", so \"*\" after it addresses no "
-            "element");
+            "--set nosuch.*=1: the scenario has no \"nosuch\", so \"*\" after \"nosuch\" "
+            "addresses no element");
+  // Below a key the --set would create, the first missing key is named.
+  EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("foo.bar.0=1")}); }),
+            "--set foo.bar.0=1: the scenario has no \"foo\", so \"0\" after \"bar\" addresses "
+            "no element");
   // Where every element has the key, * reaches every element below it.
   doc["processes"][1]["nodes"] = {{{"min_nice", 7}}, {{"min_nice", 8}}};
   apply_overrides(doc, {parse_override("processes.*.nodes.*.min_nice=0")});
