@@ -343,7 +343,10 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   if (vm.count("runs")) listed = sweep::read_runs_file(vm["runs"].as<std::string>());
 
   std::error_code error;
-  if (!fs::exists(dir, error)) throw ConfigError(dir.string() + ": no such directory");
+  if (!fs::exists(dir, error)) {
+    throw ConfigError(dir.string() +
+                      (error ? ": cannot read: " + error.message() : ": no such directory"));
+  }
   if (!fs::is_directory(dir, error)) throw ConfigError(dir.string() + ": not a directory");
   std::vector<fs::path> files;
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
