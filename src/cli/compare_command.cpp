@@ -71,8 +71,10 @@ constexpr const char* kCompareUsage =
     "  bindersim compare schd-dbg --vary kernel.selector=fifo,ctabs --seeds 5 --jobs 4\n";
 
 // The first comma of `text` from `start` on that is outside brackets, braces and double-quoted
-// strings, so that a JSON value such as [0,1] or {"a":1,"b":2} is one item; npos if none.
-std::size_t top_level_comma(const std::string& text, std::size_t start) {
+// strings, so that a JSON value such as [0,1] or {"a":1,"b":2} is one item; npos if none. A
+// quote, bracket or brace left open at the end is a ConfigError naming `what` (it would take
+// the rest of the list into one item).
+std::size_t top_level_comma(const std::string& text, std::size_t start, const std::string& what) {
   int depth = 0;
   bool quoted = false;
   for (std::size_t i = start; i < text.size(); ++i) {
@@ -93,6 +95,11 @@ std::size_t top_level_comma(const std::string& text, std::size_t start) {
       return i;
     }
   }
+  if (quoted || depth > 0) {
+    throw ConfigError(what + " " + text + ": a " + (quoted ? "quote" : "bracket or brace") +
+                      " is left open; expected comma-separated values, each a whole JSON value "
+                      "or a plain word");
+  }
   return std::string::npos;
 }
 
@@ -102,7 +109,7 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
   std::vector<std::string> items;
   std::size_t start = 0;
   while (true) {
-    const std::size_t comma = top_level_comma(text, start);
+    const std::size_t comma = top_level_comma(text, start, what);
     std::string item = text.substr(start, comma - start);
     if (item.empty()) {
       throw ConfigError(what + " " + text + ": empty item in the comma-separated list");

@@ -143,6 +143,9 @@ expect_error "an empty selector name" --selectors fifo,,ctabs
 expect_error "--vary without values" --vary kernel.priority_inheritance
 expect_error "--vary with an invalid value" --vary kernel.priority_inheritance=android,bogus
 expect_error "--vary with an unknown key" --vary kernel.nosuch=1,2
+# An open quote or bracket would take the rest of the list into one value.
+expect_error "--vary with a quote left open" --vary 'name=a"b,c'
+expect_error "--vary with a bracket left open" --vary 'processes.*.cpuset=[0,1,[2,3]'
 expect_error "a bad --set" --set clients.7.iterations=3
 expect_error "--seeds 0" --seeds 0
 # Each run keeps its result until the end: 2^31 - 1 seeds ran out of memory (exit 3).
