@@ -77,14 +77,13 @@ int MainlinePlacement::wake_affine(const Scheduler& sched, int tid, int this_cpu
   if (sync && sched.nr_running(this_cpu) == 1) return this_cpu;
   if (sched.available_idle_cpu(prev_cpu)) return prev_cpu;
   // wake_affine_weight(): compare the loads with the waker's load discounted on sync.
-  const SimTime now = sched.now();
   double this_eff_load = sched.cpu_load(this_cpu);
   if (sync && waker_tid >= 0) {
-    const double current_load = sched.task(waker_tid).load_avg(now);
+    const double current_load = sched.task_load(waker_tid);
     if (current_load > this_eff_load) return this_cpu;
     this_eff_load -= current_load;
   }
-  const double task_load = sched.task(tid).load_avg(now);
+  const double task_load = sched.task_load(tid);
   this_eff_load += task_load;
   constexpr double kImbalancePct = 117;  // sd->imbalance_pct of the LLC domain
   this_eff_load *= 100.0 * sched.capacity_of(prev_cpu);

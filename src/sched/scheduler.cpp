@@ -39,9 +39,9 @@ int nice_to_weight(int nice) {
   return kNiceToWeight[static_cast<std::size_t>(nice + 20)];
 }
 
-double Task::load_avg(SimTime now) const {
+double Task::load_avg(SimTime pelt_now) const {
   const bool active = !is_rt() && (state == TaskState::kRunning || state == TaskState::kRunnable);
-  return signal_at(runnable, now, active, 1024.0) / 1024.0 * weight;
+  return signal_at(runnable, pelt_now, active, 1024.0) / 1024.0 * weight;
 }
 
 Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, PlacementPolicy& placement,
@@ -55,6 +55,8 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       capacity_now_(static_cast<std::size_t>(context.topology.num_cpus())),
       speed_milli_(static_cast<std::size_t>(context.topology.num_cpus())),
       freq_khz_now_(static_cast<std::size_t>(context.topology.num_cpus())),
+      freq_scale_(static_cast<std::size_t>(context.topology.num_cpus())),
+      capacity_scale_(static_cast<std::size_t>(context.topology.num_cpus())),
       busy_ns_(static_cast<std::size_t>(context.topology.num_cpus()), 0),
       walt_tracking_(placement.tracks_walt_demand()),
       walt_cpu_busy_(static_cast<std::size_t>(context.topology.num_cpus())),
@@ -67,6 +69,7 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
         asym_capacity_ || context.topology.capacity(cpu) != context.topology.capacity(0);
     llc_size_ += context.topology.shares_cache(0, cpu) ? 1 : 0;
     capacity_orig_.push_back(context.topology.capacity(cpu));
+    capacity_scale_[static_cast<std::size_t>(cpu)] = context.topology.capacity(cpu);
   }
   misfit_active_ = tunables_.misfit_migration && asym_capacity_ && placement_.migrates_misfit();
   for (int cluster = 0; cluster < context.topology.num_clusters(); ++cluster) {
@@ -145,20 +148,21 @@ double carried(double value, double keep, bool active, double ceiling) {
 double Scheduler::cpu_load(int cpu) const {
   const RunQueue& r = rq(cpu);
   const int weight = runnable_fair_weight(cpu);
-  return carried(r.load_fair, decay_(now() - r.signals_at), weight > 0, weight);
+  return carried(r.load_fair, decay_(pelt_clock(cpu) - r.signals_at), weight > 0, weight);
 }
 
 inline Scheduler::Utilisation Scheduler::carried_utilisation(int cpu, double keep) const {
   const RunQueue& r = rq(cpu);
   const bool rt_running = r.curr >= 0 && task(r.curr).is_rt();
   const bool fair_running = r.curr >= 0 && !rt_running;
-  return {carried(r.util_fair, keep, fair_running, current_capacity(cpu)),
-          carried(r.util_rt, keep, rt_running, current_capacity(cpu))};
+  const double ceiling = util_ceiling(cpu);
+  return {carried(r.util_fair, keep, fair_running, ceiling),
+          carried(r.util_rt, keep, rt_running, ceiling)};
 }
 
 const Scheduler::UtilMemo& Scheduler::refresh_util_memo(int cpu) const {
   UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
-  memo.keep = decay_(now() - rq(cpu).signals_at);
+  memo.keep = decay_(pelt_clock(cpu) - rq(cpu).signals_at);
   memo.util = carried_utilisation(cpu, memo.keep);
   memo.at = now();
   return memo;
@@ -166,8 +170,14 @@ const Scheduler::UtilMemo& Scheduler::refresh_util_memo(int cpu) const {
 
 double Scheduler::task_util(int tid) const {
   const Task& each = task(tid);
-  const double ceiling = each.cpu >= 0 ? current_capacity(each.cpu) : 1024.0;
-  return signal_at(each.util, now(), !each.is_rt() && each.state == TaskState::kRunning, ceiling);
+  const double ceiling = each.cpu >= 0 ? util_ceiling(each.cpu) : 1024.0;
+  return signal_at(each.util, task_pelt_clock(each),
+                   !each.is_rt() && each.state == TaskState::kRunning, ceiling);
+}
+
+double Scheduler::task_load(int tid) const {
+  const Task& each = task(tid);
+  return each.load_avg(task_pelt_clock(each));
 }
 
 WaltDemand Scheduler::walt_now(const Task& each) const {
@@ -201,8 +211,10 @@ void Scheduler::refresh_speeds(int cluster) {
   const auto& opps = topology.frequency_domain(cluster).opps;
   ClusterFrequency& f = freqs_[static_cast<std::size_t>(cluster)];
   for (int cpu : topology.cluster_cpus(cluster)) {
+    restamp_pelt_clock(cpu);  // its time so far ran at the old rate
     const auto& info = topology.cpu(cpu);
     f.freq_khz = opps.empty() ? info.max_freq_khz : opps[static_cast<std::size_t>(f.opp)].freq_khz;
+    freq_scale_[static_cast<std::size_t>(cpu)] = f.freq_khz * 1024 / info.max_freq_khz;
     capacity_now_[static_cast<std::size_t>(cpu)] = static_cast<double>(info.capacity) *
                                                    static_cast<double>(f.freq_khz) /
                                                    static_cast<double>(info.max_freq_khz);
@@ -214,6 +226,43 @@ void Scheduler::refresh_speeds(int cluster) {
   for (int cpu : topology.cluster_cpus(cluster)) {
     freq_khz_now_[static_cast<std::size_t>(cpu)] = f.freq_khz;
   }
+}
+
+void Scheduler::restamp_pelt_clock(int cpu) {
+  RunQueue& r = q(cpu);
+  if (!tunables_.scaled_pelt_clock || r.curr < 0)
+    return;  // the idle form does not depend on the rate
+  r.pelt_base = pelt_clock(cpu);
+  r.pelt_stamp = now();
+}
+
+void Scheduler::switch_pelt_clock(int cpu, bool to_idle) {
+  RunQueue& r = q(cpu);
+  if (!to_idle) {
+    // A CPU idle since before now: update_rq_clock_pelt() synced the clock to the wall clock
+    // while idle; it goes on from there at the CPU's rate. One that went idle at this instant
+    // goes on from where it was.
+    if (now() > r.pelt_stamp) {
+      r.lost_idle_ns = r.idle_lost_ns;
+      r.pelt_base = now() - r.lost_idle_ns;
+    }
+    r.pelt_stamp = now();
+    return;
+  }
+  // update_idle_rq_clock_pelt(): a CPU whose utilisation reached its maximum had no idle time
+  // at full capacity to give back; the clock's lag behind the wall clock is lost idle time,
+  // and the clock goes on from where it is. Otherwise it catches up with the wall clock. The
+  // kernel compares util_sum (fair + RT) with ((LOAD_AVG_MAX - 1024) << 10) - LOAD_AVG_MAX;
+  // as an average, that is about 1012 with the current period's contribution taken at its
+  // mean (its range is 1001 to 1023).
+  constexpr double kLoadAvgMax = 47742;
+  constexpr double kFullUtil =
+      ((kLoadAvgMax - 1024) * 1024 - kLoadAvgMax) / (kLoadAvgMax - 1024 + 512);
+  sync_rq_signals(cpu);
+  r.pelt_base = pelt_clock(cpu);
+  r.pelt_stamp = now();
+  const bool full = r.util_fair + r.util_rt >= kFullUtil;
+  r.idle_lost_ns = full ? now() - r.pelt_base : r.lost_idle_ns;
 }
 
 double Scheduler::cpu_frequency_util(int cpu) const { return frequency_util(cpu, cpu_util(cpu)); }
@@ -267,19 +316,29 @@ SimTime Scheduler::stays_below_until(int cpu) const {
   const RunQueue& r = rq(cpu);
   const bool rt_running = r.curr >= 0 && task(r.curr).is_rt();
   const bool fair_running = r.curr >= 0 && !rt_running;
-  const double capacity = current_capacity(cpu);
-  const double rt_max = rt_running ? std::max(r.util_rt, capacity) : r.util_rt;
+  const double ceiling = util_ceiling(cpu);
+  const double rt_max = rt_running ? std::max(r.util_rt, ceiling) : r.util_rt;
   const double threshold =
       std::max(1.0, context_.topology.capacity(cpu) - rt_max) * 1024.0 / 1280.0 * (1.0 - 1e-9);
   if (std::max(r.util_fair, static_cast<double>(r.util_est)) >= threshold) {
     return now();  // ask again next time
   }
-  if (!fair_running || capacity <= threshold) return engine::kNever;
-  const double k_star = (capacity - threshold) / (capacity - r.util_fair);
+  if (!fair_running || ceiling <= threshold) return engine::kNever;
+  const double k_star = (ceiling - threshold) / (ceiling - r.util_fair);
   constexpr double kHalfLifeNs = 32.0 * 1024.0 * 1000.0;
+  // The span of PELT time from signals_at to the crossing.
   const double span = -std::log2(k_star) * kHalfLifeNs * (1.0 - 1e-9) - 1.0;
-  if (span <= 0) return now();
-  return r.signals_at + static_cast<SimTime>(std::min(span, 1e15));
+  if (!tunables_.scaled_pelt_clock) {
+    if (span <= 0) return now();
+    return r.signals_at + static_cast<SimTime>(std::min(span, 1e15));
+  }
+  // By the scaled clock: less the PELT time passed already, then in wall time at the clock's
+  // current rate (its rounding down only delays the crossing).
+  const double wall_span = (span - static_cast<double>(pelt_clock(cpu) - r.signals_at)) /
+                               (current_capacity(cpu) / 1024.0) * (1.0 - 1e-9) -
+                           1.0;
+  if (wall_span <= 0) return now();
+  return now() + static_cast<SimTime>(std::min(wall_span, 1e15));
 }
 
 bool Scheduler::balancing_active() const {
@@ -321,17 +380,18 @@ void Scheduler::advance_task_signals(Task& task) {
   const bool fair = !task.is_rt();
   const bool running = fair && task.state == TaskState::kRunning;
   const bool runnable = fair && (running || task.state == TaskState::kRunnable);
-  const double capacity = task.cpu >= 0 ? current_capacity(task.cpu) : 1024.0;
+  const SimTime clock = task_pelt_clock(task);
+  const double ceiling = task.cpu >= 0 ? util_ceiling(task.cpu) : 1024.0;
   if (task.util.last_update() == task.runnable.last_update()) {
     // Both signals are always brought up together: one decay factor serves both.
-    if (now() <= task.util.last_update()) return;
-    const double keep = decay_(now() - task.util.last_update());
-    task.util.advance(now(), keep, running, capacity);
-    task.runnable.advance(now(), keep, runnable, 1024.0);
+    if (clock <= task.util.last_update()) return;
+    const double keep = decay_(clock - task.util.last_update());
+    task.util.advance(clock, keep, running, ceiling);
+    task.runnable.advance(clock, keep, runnable, 1024.0);
     return;
   }
-  task.util.update(now(), running, capacity, decay_);
-  task.runnable.update(now(), runnable, 1024.0, decay_);
+  task.util.update(clock, running, ceiling, decay_);
+  task.runnable.update(clock, runnable, 1024.0, decay_);
 }
 
 // sync_rq_signals() for signals last updated before now. When the utilisation was read at this
@@ -340,13 +400,14 @@ void Scheduler::advance_rq_signals(int cpu) {
   RunQueue& r = q(cpu);
   const UtilMemo& memo = util_memo_[static_cast<std::size_t>(cpu)];
   const bool memo_current = memo.at == now();
-  const double keep = memo_current ? memo.keep : decay_(now() - r.signals_at);
+  const SimTime clock = pelt_clock(cpu);
+  const double keep = memo_current ? memo.keep : decay_(clock - r.signals_at);
   const Utilisation util = memo_current ? memo.util : carried_utilisation(cpu, keep);
   const int weight = runnable_fair_weight(cpu);
   r.util_fair = util.fair;
   r.util_rt = util.rt;
   r.load_fair = carried(r.load_fair, keep, weight > 0, weight);
-  r.signals_at = now();
+  r.signals_at = clock;
 }
 
 // attach_entity_load_avg(): a fair task's signals (current to now) join its CPU's sums. RT
@@ -462,9 +523,12 @@ void Scheduler::util_est_update(Task& task, int cpu) {
   if (!tunables_.util_est || task.is_rt()) return;
   UtilEstSample sample;
   sample.util = static_cast<int>(task.util.value());
-  // The kernel's runnable average is scaled like its utilisation (by the CPU's capacity and
-  // frequency); the model's runnable fraction is scaled here by the current capacity.
-  sample.runnable = static_cast<int>(task.runnable.value() * current_capacity(cpu) / 1024.0);
+  // The kernel's runnable average accrues like its utilisation: by the scaled PELT clock,
+  // towards 1024 as the utilisation does; by the wall clock, the model's runnable fraction is
+  // scaled by the current capacity, as the utilisation's ceiling is.
+  const double runnable = task.runnable.value();
+  sample.runnable = static_cast<int>(
+      tunables_.scaled_pelt_clock ? runnable : runnable * current_capacity(cpu) / 1024.0);
   sample.capacity_orig = context_.topology.capacity(cpu);
   task.util_est.on_sleep(now(), sample);
 }
@@ -531,6 +595,13 @@ void Scheduler::place_on_cpu(Task& task, int cpu) {
       detach_signals(task);
     }
     task.cpu = cpu;
+    if (tunables_.scaled_pelt_clock) {
+      // attach_entity_load_avg(): the signals, current on the old CPU's PELT clock (or the
+      // wall clock), go on from the new CPU's clock now.
+      const SimTime clock = pelt_clock(cpu);
+      task.util.set(task.util.value(), clock);
+      task.runnable.set(task.runnable.value(), clock);
+    }
     attach_signals(task, cpu);
   }
   task.cpu = cpu;
@@ -1073,7 +1144,7 @@ void Scheduler::set_task_util(int tid, double util) {
   Task& task = t(tid);
   update_pelt(task);
   detach_signals(task);
-  task.util.set(util, now());
+  task.util.set(util, task_pelt_clock(task));
   if (task.cpu >= 0) attach_signals(task, task.cpu);
 }
 

@@ -375,6 +375,9 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
       tunables.normalise_vruntime_across_rt =
           carry->as_enum({"clamped", "normalised"}) == "normalised";
     }
+    if (auto clock = k.optional("pelt_clock")) {
+      tunables.scaled_pelt_clock = clock->as_enum({"wall", "scaled"}) == "scaled";
+    }
     k.optional("source");
     k.finish();
   }

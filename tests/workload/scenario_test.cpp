@@ -159,6 +159,7 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_TRUE(s.kernel.sched.misfit_migration);
   EXPECT_TRUE(s.kernel.sched.util_est);
   EXPECT_FALSE(s.kernel.sched.normalise_vruntime_across_rt);
+  EXPECT_FALSE(s.kernel.sched.scaled_pelt_clock);
   EXPECT_EQ(s.kernel.selector, "fifo");
   EXPECT_EQ(s.kernel.inheritance, binder::PriorityInheritance::kAndroid);
 
@@ -236,20 +237,26 @@ TEST_F(ScenarioTest, BalanceSwitchesParse) {
 }
 
 TEST_F(ScenarioTest, TheKernelsAndLibbindersBehavioursCanBeChosenWhereTheModelDiffers) {
-  // Two behaviours in which the calibrated model differs from the kernel and libbinder
-  // (docs/model.md, "What is simplified") can be switched to theirs.
+  // Behaviours in which the calibrated model differs from the kernel and libbinder
+  // (docs/model.md, "What is simplified", "PELT") can be switched to theirs.
   nlohmann::json value = shipped();
   value["kernel"]["vruntime_across_rt"] = "normalised";
+  value["kernel"]["pelt_clock"] = "scaled";
   value["processes"][0]["free_before_reply"] = true;
   value["processes"][1]["thread_creation"] = "bionic";
   const Scenario parsed = parse(value);
   EXPECT_TRUE(parsed.kernel.sched.normalise_vruntime_across_rt);
+  EXPECT_TRUE(parsed.kernel.sched.scaled_pelt_clock);
   EXPECT_TRUE(parsed.processes[0].free_before_reply);
   EXPECT_FALSE(parsed.processes[1].free_before_reply);
   EXPECT_FALSE(parsed.processes[0].bionic_thread_creation);
   EXPECT_TRUE(parsed.processes[1].bionic_thread_creation);
   value["kernel"]["vruntime_across_rt"] = "clamped";
   EXPECT_FALSE(parse(value).kernel.sched.normalise_vruntime_across_rt);
+  value["kernel"]["pelt_clock"] = "wall";
+  EXPECT_FALSE(parse(value).kernel.sched.scaled_pelt_clock);
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["pelt_clock"] = "rq"; }),
+            kFile + ": /kernel/pelt_clock: expected one of wall, scaled, got \"rq\"");
   EXPECT_EQ(error_after([](auto& s) { s["kernel"]["vruntime_across_rt"] = "relative"; }),
             kFile +
                 ": /kernel/vruntime_across_rt: expected one of clamped, normalised, got "
@@ -401,14 +408,13 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
                 ": /descripton: unknown key (did you mean \"description\"?); valid keys: "
                 "background, clients, description, kernel, name, processes, report, schema, seed, "
                 "source, time_limit_s, topology");
-  EXPECT_EQ(
-      error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
-      kFile +
-          ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
-          "alloc_lock, alloc_page_install, cpufreq_governor, memory_pressure, "
-          "misfit_migration, newidle_balance, periodic_balance, placement, priority_inheritance, "
-          "sched_util_clamp_min_rt_default, schedutil_rate_limit_us, selector, source, util_est, "
-          "vruntime_across_rt");
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
+            kFile +
+                ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
+                "alloc_lock, alloc_page_install, cpufreq_governor, memory_pressure, "
+                "misfit_migration, newidle_balance, pelt_clock, periodic_balance, placement, "
+                "priority_inheritance, sched_util_clamp_min_rt_default, schedutil_rate_limit_us, "
+                "selector, source, util_est, vruntime_across_rt");
 }
 
 TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {

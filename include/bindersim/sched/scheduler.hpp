@@ -94,6 +94,13 @@ struct SchedTunables {
   // sleeper floor, if it sleeps: detach_task_cfs_rq()) and the minimum of the queue it
   // returns on is added back (attach_task_cfs_rq(), enqueue_entity()). docs/model.md.
   bool normalise_vruntime_across_rt = false;
+  // The clock PELT signals age and accrue by. false (the calibrated model): the wall clock,
+  // with utilisation accruing towards the CPU's current capacity (capacity x f / fmax). true
+  // (the kernel, 5.1 on): the run queue's own clock (rq_clock_pelt(), update_rq_clock_pelt()),
+  // which runs at the current capacity over 1024 while the CPU is busy and catches up with the
+  // wall clock when it idles, less the idle time lost to running fully busy; utilisation
+  // accrues towards 1024 by it. docs/model.md, "PELT".
+  bool scaled_pelt_clock = false;
   Governor governor = Governor::kPerformance;
   // schedutil's rate_limit_us: no new frequency request sooner than this after the last one.
   SimTime schedutil_rate_limit_ns = engine::kMillisecond;
@@ -145,10 +152,22 @@ struct RunQueue {
   // as the kernel's avg_idle does.
   std::array<SimTime, 8> idle_history{};
   std::size_t idle_history_next = 0;
-  // PELT signals of the run queue, all as of `signals_at`: the fair utilisation and load of the
-  // fair tasks attached here (blocked ones included; they move with their tasks, as the
-  // cfs_rq's do), and the RT utilisation of the CPU itself (rq->avg_rt: time spent running RT
-  // tasks, whichever they were).
+  // The run queue's PELT clock (rq_clock_pelt(), Scheduler::pelt_clock()), in nanoseconds:
+  // `pelt_base` at wall time `pelt_stamp`. While a task runs it advances at the CPU's current
+  // capacity over 1024 (update_rq_clock_pelt(): scaled by the CPU's capacity and frequency).
+  // From the instant the CPU goes idle (pelt_stamp) it is the wall clock less `idle_lost_ns`;
+  // `lost_idle_ns` is the idle time lost by running fully busy (update_idle_rq_clock_pelt())
+  // up to the last idle period, `idle_lost_ns` that with the current one's (the same, or the
+  // clock's lag when the CPU went idle fully busy). A CPU that goes idle and runs a task again
+  // at the same instant never ran its idle task: its clock goes on as if it had not idled.
+  SimTime pelt_base = 0;
+  SimTime pelt_stamp = 0;
+  SimTime lost_idle_ns = 0;
+  SimTime idle_lost_ns = 0;
+  // PELT signals of the run queue, all as of `signals_at` (a time of the run queue's PELT
+  // clock): the fair utilisation and load of the fair tasks attached here (blocked ones
+  // included; they move with their tasks, as the cfs_rq's do), and the RT utilisation of the
+  // CPU itself (rq->avg_rt: time spent running RT tasks, whichever they were).
   SimTime signals_at = 0;
   double util_fair = 0;
   double load_fair = 0;
@@ -279,7 +298,7 @@ class Scheduler final : public engine::EventHandler {
   // zero (no signal is) to itself.
   Utilisation utilisation(int cpu) const {
     const RunQueue& r = rq(cpu);
-    if (r.signals_at == now()) return {r.util_fair, r.util_rt};
+    if (r.signals_at == pelt_clock(cpu)) return {r.util_fair, r.util_rt};
     return util_memo(cpu).util;
   }
   double cpu_util(int cpu) const {
@@ -294,6 +313,32 @@ class Scheduler final : public engine::EventHandler {
   }
   double cpu_util_rt(int cpu) const { return utilisation(cpu).rt; }
   double task_util(int tid) const;
+  // The task's PELT load (se.avg.load_avg) now, in the units of cpu_load().
+  double task_load(int tid) const;
+  // The clock PELT signals on `cpu` age and accrue by, in nanoseconds: the wall clock, or with
+  // the tunable scaled_pelt_clock the kernel's rq_clock_pelt(). That one advances at
+  // current_capacity() / 1024 of the wall clock's rate while the CPU runs a task, so that a
+  // signal accrues as much from a stretch of work on a small or slowed CPU as from the same
+  // work done at full capacity; when the CPU goes idle it catches up with the wall clock, less
+  // the idle time lost to running fully busy.
+  SimTime pelt_clock(int cpu) const {
+    if (!tunables_.scaled_pelt_clock) return now();
+    const RunQueue& r = rq(cpu);
+    if (r.curr < 0) return now() > r.pelt_stamp ? now() - r.idle_lost_ns : r.pelt_base;
+    const auto index = static_cast<std::size_t>(cpu);
+    return r.pelt_base +
+           cap_scale(cap_scale(now() - r.pelt_stamp, capacity_scale_[index]), freq_scale_[index]);
+  }
+  // The PELT clock the task's signals are kept in: its CPU's (cfs_rq_clock_pelt()), or the
+  // wall clock for a task not attached to a CPU.
+  SimTime task_pelt_clock(const Task& each) const {
+    return each.cpu >= 0 ? pelt_clock(each.cpu) : now();
+  }
+  // What the utilisation of a task running on `cpu` converges to: 1024 by the scaled PELT
+  // clock, the CPU's current capacity by the wall clock.
+  double util_ceiling(int cpu) const {
+    return tunables_.scaled_pelt_clock ? 1024.0 : current_capacity(cpu);
+  }
   // task_util_est(): the task's utilisation or, if larger, its estimate (placement's fitness).
   double task_util_est(int tid) const {
     return std::max(task_util(tid), static_cast<double>(task(tid).util_est.value()));
@@ -419,7 +464,20 @@ class Scheduler final : public engine::EventHandler {
   void change_attributes(int tid, Policy policy, int nice, int rt_priority);
   // Every change of a CPU's running task goes through set_curr(): it keeps the CPU's bit of
   // idle_task_cpus_ current.
+  // cap_scale(): `delta` x `scale` / 1024, rounded down, without overflow for any delta.
+  static SimTime cap_scale(SimTime delta, std::int64_t scale) {
+    return (delta >> 10) * scale + (((delta & 1023) * scale) >> 10);
+  }
+  // The CPU's PELT clock as its running task leaves it (to_idle) or as a task starts running
+  // on the idle CPU.
+  void switch_pelt_clock(int cpu, bool to_idle);
+  // The CPU's PELT clock restarted from now at its current rate (before the rate changes).
+  void restamp_pelt_clock(int cpu);
+  // It also moves the CPU's PELT clock between its busy and idle forms.
   void set_curr(int cpu, int tid) {
+    if (tunables_.scaled_pelt_clock && (q(cpu).curr < 0) != (tid < 0)) {
+      switch_pelt_clock(cpu, tid < 0);
+    }
     q(cpu).curr = tid;
     const std::uint64_t bit = std::uint64_t{1} << cpu;
     idle_task_cpus_ = tid < 0 ? idle_task_cpus_ | bit : idle_task_cpus_ & ~bit;
@@ -433,7 +491,8 @@ class Scheduler final : public engine::EventHandler {
   // had since their last update. Many calls find them current and no WALT demand to track: they
   // return here, inline.
   void update_pelt(Task& task) {
-    if (walt_tracking_ || now() > task.util.last_update() || now() > task.runnable.last_update()) {
+    const SimTime clock = task_pelt_clock(task);
+    if (walt_tracking_ || clock > task.util.last_update() || clock > task.runnable.last_update()) {
       advance_task_signals(task);
     }
   }
@@ -444,7 +503,7 @@ class Scheduler final : public engine::EventHandler {
   void sync_rq_signals(int cpu) {
     // The caller is about to change this run queue.
     below_until_[static_cast<std::size_t>(cpu)] = kUnknown;
-    if (now() > q(cpu).signals_at) advance_rq_signals(cpu);
+    if (pelt_clock(cpu) > q(cpu).signals_at) advance_rq_signals(cpu);
   }
   void advance_rq_signals(int cpu);
   void attach_signals(Task& task, int cpu);
@@ -536,6 +595,10 @@ class Scheduler final : public engine::EventHandler {
   std::vector<double> capacity_orig_;  // per CPU: topology().capacity(), as a double
   std::vector<std::int64_t> speed_milli_;
   std::vector<std::int64_t> freq_khz_now_;
+  // Per CPU: arch_scale_freq_capacity(), the current frequency over the maximum in 1024ths
+  // (integer, as the kernel's), and arch_scale_cpu_capacity(), the topology's capacity.
+  std::vector<std::int64_t> freq_scale_;
+  std::vector<std::int64_t> capacity_scale_;
   std::vector<SimTime> busy_ns_;
   bool asym_capacity_ = false;
   // Misfit migration can happen: asked for, CPUs of different capacities, and a placement

@@ -124,8 +124,9 @@ struct Task {
   // A queued RT task on its CPU's pushable list (enqueue_pushable_task()): pull_rt_task() may
   // take it to another CPU. Not pinned tasks, nor a wakee kept by the Android RT sync rule.
   bool rt_pushable() const { return is_rt() && !pinned() && !kept_by_rt_sync; }
-  // PELT load: runnable fraction scaled by the CFS weight.
-  double load_avg(SimTime now) const;
+  // PELT load: runnable fraction scaled by the CFS weight, at `pelt_now`, a time of the PELT
+  // clock its signals are kept in (Scheduler::task_pelt_clock(); Scheduler::task_load()).
+  double load_avg(SimTime pelt_now) const;
 };
 
 }  // namespace bindersim::sched
