@@ -53,6 +53,7 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       rqs_(static_cast<std::size_t>(context.topology.num_cpus())),
       freqs_(static_cast<std::size_t>(context.topology.num_clusters())),
       capacity_now_(static_cast<std::size_t>(context.topology.num_cpus())),
+      util_ceiling_(static_cast<std::size_t>(context.topology.num_cpus())),
       speed_milli_(static_cast<std::size_t>(context.topology.num_cpus())),
       freq_khz_now_(static_cast<std::size_t>(context.topology.num_cpus())),
       freq_scale_(static_cast<std::size_t>(context.topology.num_cpus())),
@@ -218,6 +219,8 @@ void Scheduler::refresh_speeds(int cluster) {
     capacity_now_[static_cast<std::size_t>(cpu)] = static_cast<double>(info.capacity) *
                                                    static_cast<double>(f.freq_khz) /
                                                    static_cast<double>(info.max_freq_khz);
+    util_ceiling_[static_cast<std::size_t>(cpu)] =
+        tunables_.scaled_pelt_clock ? 1024.0 : capacity_now_[static_cast<std::size_t>(cpu)];
     speed_milli_[static_cast<std::size_t>(cpu)] =
         std::int64_t{info.capacity} * 1000 * f.freq_khz / info.max_freq_khz;
   }

@@ -336,9 +336,7 @@ class Scheduler final : public engine::EventHandler {
   }
   // What the utilisation of a task running on `cpu` converges to: 1024 by the scaled PELT
   // clock, the CPU's current capacity by the wall clock.
-  double util_ceiling(int cpu) const {
-    return tunables_.scaled_pelt_clock ? 1024.0 : current_capacity(cpu);
-  }
+  double util_ceiling(int cpu) const { return util_ceiling_[static_cast<std::size_t>(cpu)]; }
   // task_util_est(): the task's utilisation or, if larger, its estimate (placement's fitness).
   double task_util_est(int tid) const {
     return std::max(task_util(tid), static_cast<double>(task(tid).util_est.value()));
@@ -592,6 +590,7 @@ class Scheduler final : public engine::EventHandler {
   // reference work per nanosecond (1024000 = capacity 1024 at fmax), and the frequency in kHz
   // (its cluster's, copied per CPU for the accounting of every segment).
   std::vector<double> capacity_now_;
+  std::vector<double> util_ceiling_;   // per CPU: util_ceiling(), kept with capacity_now_
   std::vector<double> capacity_orig_;  // per CPU: topology().capacity(), as a double
   std::vector<std::int64_t> speed_milli_;
   std::vector<std::int64_t> freq_khz_now_;
