@@ -330,6 +330,13 @@ check "half of its runs normalise the vruntime, free before the reply, create as
   test "$(grep -cF '["kernel.vruntime_across_rt","normalised"]' "$TMP/out")" -eq 120 -a \
   "$(grep -cF '["processes.0.free_before_reply",true]' "$TMP/out")" -eq 120 -a \
   "$(grep -cF '["processes.1.thread_creation","bionic"]' "$TMP/out")" -eq 120
+for sweep in pelt-clock-sensitivity pelt-clock-throughput; do
+  run sweep expand "$ROOT/sweeps/$sweep.json"
+  check "sweeps/$sweep.json expands to 2 points x 3 selectors x 10 seeds" \
+    test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 60
+  check "half of its runs use the kernel's PELT clock" \
+    test "$(grep -cF '["kernel.pelt_clock","scaled"]' "$TMP/out")" -eq 30
+done
 run sweep expand "$ROOT/sweeps/free-before-reply-throughput.json"
 check "sweeps/free-before-reply-throughput.json expands to 2 points x 3 selectors x 10 seeds" \
   test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 60
