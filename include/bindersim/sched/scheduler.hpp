@@ -152,9 +152,10 @@ struct RunQueue {
   // as the kernel's avg_idle does.
   std::array<SimTime, 8> idle_history{};
   std::size_t idle_history_next = 0;
-  // The run queue's PELT clock (rq_clock_pelt(), Scheduler::pelt_clock()), in nanoseconds:
-  // `pelt_base` at wall time `pelt_stamp`. While a task runs it advances at the CPU's current
-  // capacity over 1024 (update_rq_clock_pelt(): scaled by the CPU's capacity and frequency).
+  // The run queue's scaled PELT clock (tunable scaled_pelt_clock; rq_clock_pelt(),
+  // Scheduler::pelt_clock()), in nanoseconds: `pelt_base` at wall time `pelt_stamp`. While a
+  // task runs it advances at the CPU's current capacity over 1024 (update_rq_clock_pelt():
+  // scaled by the CPU's capacity and frequency).
   // From the instant the CPU goes idle (pelt_stamp) it is the wall clock less `idle_lost_ns`;
   // `lost_idle_ns` is the idle time lost by running fully busy (update_idle_rq_clock_pelt())
   // up to the last idle period, `idle_lost_ns` that with the current one's (the same, or the
@@ -460,18 +461,18 @@ class Scheduler final : public engine::EventHandler {
   void carry_vruntime_across_rt(Task& task, bool was_rt);
   // set_attributes() for attributes that differ from the task's.
   void change_attributes(int tid, Policy policy, int nice, int rt_priority);
-  // Every change of a CPU's running task goes through set_curr(): it keeps the CPU's bit of
-  // idle_task_cpus_ current.
   // cap_scale(): `delta` x `scale` / 1024, rounded down, without overflow for any delta.
   static SimTime cap_scale(SimTime delta, std::int64_t scale) {
     return (delta >> 10) * scale + (((delta & 1023) * scale) >> 10);
   }
-  // The CPU's PELT clock as its running task leaves it (to_idle) or as a task starts running
-  // on the idle CPU.
+  // The scaled PELT clock of `cpu` as its running task leaves it (to_idle) or as a task starts
+  // running on the idle CPU.
   void switch_pelt_clock(int cpu, bool to_idle);
-  // The CPU's PELT clock restarted from now at its current rate (before the rate changes).
+  // The scaled PELT clock of `cpu` restarted from now at its current rate (before the rate
+  // changes).
   void restamp_pelt_clock(int cpu);
-  // It also moves the CPU's PELT clock between its busy and idle forms.
+  // Every change of a CPU's running task goes through set_curr(): it keeps the CPU's bit of
+  // idle_task_cpus_ current, and moves a scaled PELT clock between its busy and idle forms.
   void set_curr(int cpu, int tid) {
     if (tunables_.scaled_pelt_clock && (q(cpu).curr < 0) != (tid < 0)) {
       switch_pelt_clock(cpu, tid < 0);
