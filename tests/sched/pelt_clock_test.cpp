@@ -137,26 +137,38 @@ TEST_F(ScaledPeltTest, AFullyBusyCpuLosesTheIdleTimeItsClockLagged) {
   EXPECT_NEAR(sched_.cpu_util_fair(cpu), util / 2.0, 1e-6);
 }
 
-TEST_F(ScaledPeltTest, TaskSignalsDecayOverPeltTimeWhileItRunsAsRt) {
-  // A task's utilisation is its CFS entity's: while it runs boosted to RT its entity is not
-  // updated, and on its return to the fair class it has decayed as if it had slept, over the
-  // CPU's PELT time (less than the wall time: the CPU ran at gold's capacity).
+// A task's utilisation is its CFS entity's: while the task runs boosted to RT (a binder thread
+// with an inherited priority) the entity is not updated, and on its return to the fair class it
+// has decayed as if it had slept, over its CPU's PELT time. Over two half-lives of wall time
+// that is two half-lives by the wall clock, 2 x 872 / 1024 by the scaled clock of a gold CPU at
+// its top frequency. Meanwhile the CPU's RT utilisation grows from zero towards its ceiling.
+class PeltRtTest : public ::testing::TestWithParam<bool>, public SchedHarness {
+ protected:
+  PeltRtTest() : SchedHarness(pelt_tunables(GetParam())) {}
+};
+
+TEST_P(PeltRtTest, TaskSignalsDoNotGrowWhileItRunsAsRt) {
   const int tid = occupy(kGold0, fair_params("boosted"));
   run_until(200 * kMillisecond);
   ASSERT_EQ(sched_.rq(kGold0).curr, tid);
   const double fair_util = sched_.task_util(tid);
-  ASSERT_GT(fair_util, 0.9 * topology_.capacity(kGold0));
+  ASSERT_GT(fair_util, 0.85 * topology_.capacity(kGold0));
   sched_.set_attributes(tid, Policy::kFifo, 0, 50);
   const SimTime boosted_at = sched_.pelt_clock(kGold0);
   run_for(2 * 32 * kPeltPeriod);  // two half-lives of wall time
   ASSERT_EQ(sched_.rq(kGold0).curr, tid);
-  EXPECT_GT(sched_.cpu_util_rt(kGold0), 0.6 * topology_.capacity(kGold0));
   const double keep = pelt_decay(sched_.pelt_clock(kGold0) - boosted_at);
-  EXPECT_GT(keep, 0.25);
+  const double pelt_half_lives = GetParam() ? 2.0 * topology_.capacity(kGold0) / 1024.0 : 2.0;
+  EXPECT_NEAR(keep, std::exp2(-pelt_half_lives), 0.001);
+  EXPECT_GT(sched_.cpu_util_rt(kGold0),
+            (1.0 - std::exp2(-pelt_half_lives)) * 0.95 * sched_.util_ceiling(kGold0));
   sched_.set_attributes(tid, Policy::kNormal, 0, 0);
   EXPECT_NEAR(sched_.task_util(tid), fair_util * keep, 1.0);
   EXPECT_NEAR(sched_.cpu_util_fair(kGold0), fair_util * keep, 1.0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Clocks, PeltRtTest, ::testing::Bool(),
+                         [](const auto& clock) { return clock.param ? "Scaled" : "Wall"; });
 
 // Misfit migration: a hog on silver CPU 1 stops fitting at about 246 (307 / 1.25). By the wall
 // clock its utilisation approaches 307 and passes 246 after log2(307 / 61) = 2.33 half-lives,

@@ -754,24 +754,6 @@ TEST_F(SchedTest, UtilisationOfARunningTaskConvergesToItsCpuCapacity) {
   EXPECT_NEAR(sched_.cpu_load(kGold0), nice_to_weight(5), 1.0);
 }
 
-TEST_F(SchedTest, TaskSignalsDoNotGrowWhileItRunsAsRt) {
-  // A task's utilisation is its CFS entity's: while the task runs boosted to RT (a binder
-  // thread with an inherited priority) the entity is not updated, and on its return to the fair
-  // class it has decayed as if it had slept. Meanwhile the CPU's RT utilisation grows.
-  const int tid = occupy(kGold0, fair_params("boosted"));
-  run_until(200 * kMillisecond);
-  ASSERT_EQ(sched_.rq(kGold0).curr, tid);
-  const double fair_util = sched_.task_util(tid);
-  ASSERT_GT(fair_util, 0.9 * topology_.capacity(kGold0));
-  sched_.set_attributes(tid, Policy::kFifo, 0, 50);
-  run_for(2 * 32 * kPeltPeriod);  // two half-lives
-  ASSERT_EQ(sched_.rq(kGold0).curr, tid);
-  EXPECT_GT(sched_.cpu_util_rt(kGold0), 0.7 * topology_.capacity(kGold0));
-  sched_.set_attributes(tid, Policy::kNormal, 0, 0);
-  EXPECT_NEAR(sched_.task_util(tid), fair_util / 4.0, 1.0);
-  EXPECT_NEAR(sched_.cpu_util_fair(kGold0), fair_util / 4.0, 1.0);
-}
-
 TEST(NiceWeightTest, FollowsTheKernelTable) {
   // sched_prio_to_weight[]: nice 0 is 1024 and each nice step is about 1.25x.
   EXPECT_EQ(nice_to_weight(0), 1024);
