@@ -231,6 +231,14 @@ void Scheduler::refresh_speeds(int cluster) {
   }
 }
 
+SimTime Scheduler::scaled_pelt_clock(int cpu) const {
+  const RunQueue& r = rq(cpu);
+  if (r.curr < 0) return now() > r.pelt_stamp ? now() - r.idle_lost_ns : r.pelt_base;
+  const auto index = static_cast<std::size_t>(cpu);
+  return r.pelt_base +
+         cap_scale(cap_scale(now() - r.pelt_stamp, capacity_scale_[index]), freq_scale_[index]);
+}
+
 void Scheduler::restamp_pelt_clock(int cpu) {
   RunQueue& r = q(cpu);
   if (!tunables_.scaled_pelt_clock || r.curr < 0)

@@ -323,13 +323,12 @@ class Scheduler final : public engine::EventHandler {
   // work done at full capacity; when the CPU goes idle it catches up with the wall clock, less
   // the idle time lost to running fully busy.
   SimTime pelt_clock(int cpu) const {
-    if (!tunables_.scaled_pelt_clock) return now();
-    const RunQueue& r = rq(cpu);
-    if (r.curr < 0) return now() > r.pelt_stamp ? now() - r.idle_lost_ns : r.pelt_base;
-    const auto index = static_cast<std::size_t>(cpu);
-    return r.pelt_base +
-           cap_scale(cap_scale(now() - r.pelt_stamp, capacity_scale_[index]), freq_scale_[index]);
+    if (!tunables_.scaled_pelt_clock) [[likely]]
+      return now();
+    return scaled_pelt_clock(cpu);
   }
+  // rq_clock_pelt() of `cpu` now (out of line: the wall clock is the common case).
+  SimTime scaled_pelt_clock(int cpu) const;
   // The PELT clock the task's signals are kept in: its CPU's (cfs_rq_clock_pelt()), or the
   // wall clock for a task not attached to a CPU.
   SimTime task_pelt_clock(const Task& each) const {
