@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "bindersim/sched/pelt.hpp"
 #include "bindersim/sched/placement.hpp"
@@ -28,6 +29,11 @@ SchedTunables pelt_tunables(bool scaled, bool misfit = false,
   tunables.misfit_migration = misfit;
   tunables.governor = governor;
   return tunables;
+}
+
+// The name of a parameterised case: the clock it runs (true: scaled).
+std::string clock_name(const ::testing::TestParamInfo<bool>& scaled) {
+  return scaled.param ? "Scaled" : "Wall";
 }
 
 class ScaledPeltTest : public ::testing::Test, public SchedHarness {
@@ -167,8 +173,7 @@ TEST_P(PeltRtTest, TaskSignalsDoNotGrowWhileItRunsAsRt) {
   EXPECT_NEAR(sched_.cpu_util_fair(kGold0), fair_util * keep, 1.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Clocks, PeltRtTest, ::testing::Bool(),
-                         [](const auto& clock) { return clock.param ? "Scaled" : "Wall"; });
+INSTANTIATE_TEST_SUITE_P(Clocks, PeltRtTest, ::testing::Bool(), clock_name);
 
 // Misfit migration: a hog on silver CPU 1 stops fitting at about 246 (307 / 1.25). By the wall
 // clock its utilisation approaches 307 and passes 246 after log2(307 / 61) = 2.33 half-lives,
@@ -205,8 +210,7 @@ TEST_P(PeltMisfitTest, ASilverHogStopsFittingWhenItsClockSays) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Clocks, PeltMisfitTest, ::testing::Bool(),
-                         [](const auto& clock) { return clock.param ? "Scaled" : "Wall"; });
+INSTANTIATE_TEST_SUITE_P(Clocks, PeltMisfitTest, ::testing::Bool(), clock_name);
 
 // schedutil on a busy silver CPU from its lowest operating point (300 MHz of 1785.6): by the
 // scaled clock each step up speeds the clock, and the ramp to the top point (1.25 x util
@@ -237,8 +241,7 @@ TEST_P(PeltRampTest, ABusySilverCpuRampsToItsTopFrequency) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Clocks, PeltRampTest, ::testing::Bool(),
-                         [](const auto& clock) { return clock.param ? "Scaled" : "Wall"; });
+INSTANTIATE_TEST_SUITE_P(Clocks, PeltRampTest, ::testing::Bool(), clock_name);
 
 }  // namespace
 }  // namespace bindersim::sched
