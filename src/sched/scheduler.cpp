@@ -265,14 +265,17 @@ void Scheduler::switch_pelt_clock(int cpu, bool to_idle) {
   // and the clock goes on from where it is. Otherwise it catches up with the wall clock. The
   // kernel compares util_sum (fair + RT) with ((LOAD_AVG_MAX - 1024) << 10) - LOAD_AVG_MAX;
   // as an average, that is about 1012 with the current period's contribution taken at its
-  // mean (its range is 1001 to 1023).
+  // mean (its range is 1001 to 1023). 6.1 checks in pick_next_task_fair()'s fast path only,
+  // which schedule() takes when the task that leaves is fair: after an RT task the clock
+  // catches up whatever the utilisation (later kernels check in set_next_task_idle()).
   constexpr double kLoadAvgMax = 47742;
   constexpr double kFullUtil =
       ((kLoadAvgMax - 1024) * 1024 - kLoadAvgMax) / (kLoadAvgMax - 1024 + 512);
   sync_rq_signals(cpu);
   r.pelt_base = pelt_clock(cpu);
   r.pelt_stamp = now();
-  const bool full = r.util_fair + r.util_rt >= kFullUtil;
+  const bool after_fair = !t(r.curr).is_rt();
+  const bool full = after_fair && r.util_fair + r.util_rt >= kFullUtil;
   r.idle_lost_ns = full ? now() - r.pelt_base : r.lost_idle_ns;
 }
 
@@ -1123,12 +1126,14 @@ void Scheduler::switch_out(int tid, TaskState state) {
   task.work_ref_ns = 0;
   util_est_dequeue(task);
   util_est_update(task, cpu);
+  // The CPU's PELT clock leaves the task with its utilisation still attached (the kernel
+  // removes a dead task's at task_dead_fair(), after the switch).
+  set_curr(cpu, -1);
   if (state == TaskState::kDead) {
     detach_signals(task);
     task.cpu = -1;  // no longer attached to a run queue's load
     free_tids_.push_back(tid);
   }
-  set_curr(cpu, -1);
   count_switch_out(task);
   // balance_rt(): an RT task left the CPU and what remains is less important; waiting RT work
   // elsewhere may run here instead.

@@ -99,15 +99,16 @@ TEST_F(ScaledPeltTest, TheClockRunsAtTheCurrentCapacityAndCatchesUpWhenTheCpuIdl
   EXPECT_LT(sched_.task_util(tid), 1024.0 * (1.0 - pelt_decay(now() - start)));
   const SimTime busy_clock = sched_.pelt_clock(cpu);
   sched_.block(tid);
-  EXPECT_EQ(sched_.pelt_clock(cpu), busy_clock);  // the idle task has not run yet
+  EXPECT_EQ(sched_.pelt_clock(cpu), busy_clock);  // no time has passed
   run_for(kMicrosecond);
   EXPECT_EQ(sched_.pelt_clock(cpu), now());
   EXPECT_EQ(sched_.rq(cpu).idle_lost_ns, 0);
 }
 
 TEST_F(ScaledPeltTest, ASwitchBetweenTwoTasksDoesNotSyncTheClock) {
-  // The kernel syncs the PELT clock to the wall clock only when the idle task runs: a task
-  // that sleeps while another waits for its CPU hands the CPU over with the clock running on.
+  // The kernel syncs the PELT clock to the wall clock only when it picks the idle task and
+  // while that runs: a task that sleeps while another waits for its CPU hands the CPU over
+  // with the clock running on.
   const int cpu = kSilver0;
   const int first = occupy(cpu, fair_params("first"));
   const int second = occupy(cpu, fair_params("second"));
@@ -141,6 +142,37 @@ TEST_F(ScaledPeltTest, AFullyBusyCpuLosesTheIdleTimeItsClockLagged) {
   run_for(32 * kPeltPeriod);  // idle: the clock runs with the wall clock
   EXPECT_EQ(sched_.pelt_clock(cpu), busy_clock + 32 * kPeltPeriod);
   EXPECT_NEAR(sched_.cpu_util_fair(cpu), util / 2.0, 1e-6);
+}
+
+TEST_F(ScaledPeltTest, AnExitingTaskStillCountsTowardsTheLostIdleTime) {
+  // The kernel removes a dead task's utilisation from its run queue after the switch
+  // (task_dead_fair()): the CPU it leaves was fully busy, and its clock's lag is lost.
+  const int cpu = kSilver0;
+  const int tid = occupy(cpu, fair_params("hog"));
+  run_for(2000 * kMillisecond);
+  ASSERT_GT(sched_.cpu_util_fair(cpu), 1012.0);
+  const SimTime busy_clock = sched_.pelt_clock(cpu);
+  sched_.exit(tid);
+  EXPECT_EQ(sched_.rq(cpu).idle_lost_ns, now() - busy_clock);
+  EXPECT_LT(sched_.cpu_util_fair(cpu), 1.0);  // and then it is gone
+}
+
+TEST_F(ScaledPeltTest, AfterAnRtTaskTheClockCatchesUpHoweverBusyTheCpuWas) {
+  // 6.1 looks for lost idle time in pick_next_task_fair()'s fast path, which schedule() takes
+  // only when the task that leaves is fair: after an RT task that kept the CPU fully busy,
+  // the clock catches up with the wall clock and the RT utilisation decays over the lag.
+  const int cpu = kSilver0;
+  const int tid = occupy(cpu, rt_params("rt-hog", 50));
+  run_for(2000 * kMillisecond);
+  ASSERT_GT(sched_.cpu_util_rt(cpu), 1012.0);
+  const SimTime busy_clock = sched_.pelt_clock(cpu);
+  ASSERT_LT(busy_clock, now() - 1000 * kMillisecond);
+  const double util = sched_.cpu_util_rt(cpu);
+  sched_.block(tid);
+  EXPECT_EQ(sched_.rq(cpu).idle_lost_ns, 0);
+  run_for(kMicrosecond);
+  EXPECT_EQ(sched_.pelt_clock(cpu), now());
+  EXPECT_NEAR(sched_.cpu_util_rt(cpu), util * pelt_decay(now() - busy_clock), 1e-6);
 }
 
 // A task's utilisation is its CFS entity's: while the task runs boosted to RT (a binder thread
