@@ -39,6 +39,15 @@ std::string clock_name(const ::testing::TestParamInfo<bool>& scaled) {
 class ScaledPeltTest : public ::testing::Test, public SchedHarness {
  protected:
   ScaledPeltTest() : SchedHarness(pelt_tunables(true)) {}
+  // A task with `params` that has kept silver CPU 0 busy for 2 s: its CPU's fair or RT
+  // utilisation past the lost-idle threshold (about 1012).
+  int saturating_hog(const TaskParams& params) {
+    const int tid = occupy(kSilver0, params);
+    run_for(2000 * kMillisecond);
+    const auto util = sched_.utilisation(kSilver0);
+    EXPECT_GT(util.fair + util.rt, 1012.0);
+    return tid;
+  }
 };
 
 class WallPeltTest : public ::testing::Test, public SchedHarness {
@@ -130,9 +139,7 @@ TEST_F(ScaledPeltTest, AFullyBusyCpuLosesTheIdleTimeItsClockLagged) {
   // is lost idle time, and the clock goes on from where it was (the utilisation does not
   // decay at once).
   const int cpu = kSilver0;
-  const int tid = occupy(cpu, fair_params("hog"));
-  run_for(2000 * kMillisecond);
-  ASSERT_GT(sched_.cpu_util_fair(cpu), 1012.0);
+  const int tid = saturating_hog(fair_params("hog"));
   const SimTime busy_clock = sched_.pelt_clock(cpu);
   const double util = sched_.cpu_util_fair(cpu);
   sched_.block(tid);
@@ -148,9 +155,7 @@ TEST_F(ScaledPeltTest, AnExitingTaskStillCountsTowardsTheLostIdleTime) {
   // The kernel removes a dead task's utilisation from its run queue after the switch
   // (task_dead_fair()): the CPU it leaves was fully busy, and its clock's lag is lost.
   const int cpu = kSilver0;
-  const int tid = occupy(cpu, fair_params("hog"));
-  run_for(2000 * kMillisecond);
-  ASSERT_GT(sched_.cpu_util_fair(cpu), 1012.0);
+  const int tid = saturating_hog(fair_params("hog"));
   const SimTime busy_clock = sched_.pelt_clock(cpu);
   sched_.exit(tid);
   EXPECT_EQ(sched_.rq(cpu).idle_lost_ns, now() - busy_clock);
@@ -162,9 +167,7 @@ TEST_F(ScaledPeltTest, AfterAnRtTaskTheClockCatchesUpHoweverBusyTheCpuWas) {
   // only when the task that leaves is fair: after an RT task that kept the CPU fully busy,
   // the clock catches up with the wall clock and the RT utilisation decays over the lag.
   const int cpu = kSilver0;
-  const int tid = occupy(cpu, rt_params("rt-hog", 50));
-  run_for(2000 * kMillisecond);
-  ASSERT_GT(sched_.cpu_util_rt(cpu), 1012.0);
+  const int tid = saturating_hog(rt_params("rt-hog", 50));
   const SimTime busy_clock = sched_.pelt_clock(cpu);
   ASSERT_LT(busy_clock, now() - 1000 * kMillisecond);
   const double util = sched_.cpu_util_rt(cpu);
