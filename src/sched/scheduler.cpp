@@ -57,6 +57,7 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
       speed_milli_(static_cast<std::size_t>(context.topology.num_cpus())),
       freq_khz_now_(static_cast<std::size_t>(context.topology.num_cpus())),
       freq_scale_(static_cast<std::size_t>(context.topology.num_cpus())),
+      capacity_scale_(static_cast<std::size_t>(context.topology.num_cpus())),
       busy_ns_(static_cast<std::size_t>(context.topology.num_cpus()), 0),
       walt_tracking_(placement.tracks_walt_demand()),
       walt_cpu_busy_(static_cast<std::size_t>(context.topology.num_cpus())),
@@ -69,6 +70,7 @@ Scheduler::Scheduler(engine::SimContext& context, cost::CostModel& cost, Placeme
         asym_capacity_ || context.topology.capacity(cpu) != context.topology.capacity(0);
     llc_size_ += context.topology.shares_cache(0, cpu) ? 1 : 0;
     capacity_orig_.push_back(context.topology.capacity(cpu));
+    capacity_scale_[static_cast<std::size_t>(cpu)] = context.topology.capacity(cpu);
   }
   misfit_active_ = tunables_.misfit_migration && asym_capacity_ && placement_.migrates_misfit();
   for (int cluster = 0; cluster < context.topology.num_clusters(); ++cluster) {
@@ -233,8 +235,8 @@ SimTime Scheduler::scaled_pelt_clock(int cpu) const {
   const RunQueue& r = rq(cpu);
   if (r.curr < 0) return now() > r.pelt_stamp ? now() - r.idle_lost_ns : r.pelt_base;
   const auto index = static_cast<std::size_t>(cpu);
-  return r.pelt_base + cap_scale(cap_scale(now() - r.pelt_stamp, context_.topology.capacity(cpu)),
-                                 freq_scale_[index]);
+  return r.pelt_base +
+         cap_scale(cap_scale(now() - r.pelt_stamp, capacity_scale_[index]), freq_scale_[index]);
 }
 
 void Scheduler::restamp_pelt_clock(int cpu) {

@@ -595,8 +595,9 @@ class Scheduler final : public engine::EventHandler {
   std::vector<std::int64_t> speed_milli_;
   std::vector<std::int64_t> freq_khz_now_;
   // Per CPU: arch_scale_freq_capacity(), the current frequency over the maximum in 1024ths
-  // (integer, as the kernel's).
+  // (integer, as the kernel's), and arch_scale_cpu_capacity(), the topology's capacity.
   std::vector<std::int64_t> freq_scale_;
+  std::vector<std::int64_t> capacity_scale_;
   std::vector<SimTime> busy_ns_;
   bool asym_capacity_ = false;
   // Misfit migration can happen: asked for, CPUs of different capacities, and a placement
