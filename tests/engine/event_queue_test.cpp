@@ -10,27 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "../common/test_rng.hpp"
 #include "bindersim/engine/engine.hpp"
 
 namespace bindersim::engine {
 namespace {
 
-// A small seeded generator (splitmix64), independent of the engine's Rng, so that the random
-// workloads are the same on every machine.
-class TestRng {
- public:
-  explicit TestRng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  std::uint64_t below(std::uint64_t bound) { return next() % bound; }
-
- private:
-  std::uint64_t state_;
-};
+using testing::TestRng;
 
 // ---------------------------------------------------------------------------------------------
 // EventQueue

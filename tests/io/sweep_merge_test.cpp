@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/test_rng.hpp"
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/result_json.hpp"
@@ -23,25 +24,13 @@ using stats::Histogram;
 using stats::SchedClass;
 using stats::Tier;
 
-// A small seeded generator (splitmix64): the same samples on every machine.
-class TestRng {
- public:
-  explicit TestRng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Latency-like values over several orders of magnitude, some of them exact (< 2048).
-  std::int64_t latency() {
-    const auto shift = static_cast<int>(next() % 40);
-    return static_cast<std::int64_t>((next() >> 24) >> shift);
-  }
+using testing::TestRng;
 
- private:
-  std::uint64_t state_;
-};
+// Latency-like values over several orders of magnitude, some of them exact (< 2048).
+std::int64_t latency(TestRng& rng) {
+  const auto shift = static_cast<int>(rng.below(40));
+  return static_cast<std::int64_t>((rng.next() >> 24) >> shift);
+}
 
 Histogram rebuilt(const Histogram& h) {
   const JsonDocument document = JsonDocument::parse_text(histogram_to_json(h).dump(), "h.json");
@@ -66,7 +55,7 @@ TEST(HistogramJsonTest, RebuildsAnEqualHistogram) {
   cases[1].record(123'456);
   for (std::int64_t v = 0; v < 2048; v += 7) cases[2].record(v);
   TestRng rng(1);
-  for (int i = 0; i < 20'000; ++i) cases[3].record(rng.latency());
+  for (int i = 0; i < 20'000; ++i) cases[3].record(latency(rng));
   cases[4].record(5);
   cases[4].record_n(Histogram::kMaxValue + 10, 3);  // clamped
   cases[4].record(Histogram::kMaxValue);
@@ -84,7 +73,7 @@ TEST(HistogramJsonTest, MergedRebuildsEqualOneHistogramOfAllSamples) {
   Histogram all;
   std::vector<Histogram> parts(3);
   for (int i = 0; i < 30'000; ++i) {
-    const std::int64_t v = rng.latency();
+    const std::int64_t v = latency(rng);
     all.record(v);
     parts[rng.next() % 3].record(v);
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/test_rng.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/selectors/selector.hpp"
 #include "bindersim/topology/topology.hpp"
@@ -39,24 +40,7 @@ class FakeMachine final : public MachineView {
   std::vector<bool> idle_;
 };
 
-// A fixed pseudo-random stream (splitmix64) so that the inputs are the same on every run.
-class Stream {
- public:
-  explicit Stream(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform enough in [lo, hi] for test inputs.
-  int between(int lo, int hi) {
-    return lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1));
-  }
-
- private:
-  std::uint64_t state_;
-};
+using testing::TestRng;
 
 // One selection input: the waiting list, the caller's CPU and which CPUs are idle.
 struct Input {
@@ -80,7 +64,7 @@ class SelectorConformance : public ::testing::TestWithParam<std::string> {
   // Inputs covering empty lists, fresh threads, every CPU as caller and mixed idleness; about a
   // quarter of the lists are empty.
   std::vector<Input> inputs(std::size_t count) const {
-    Stream stream(0x5eed);
+    TestRng stream(0x5eed);
     std::vector<Input> out;
     const int cpus = topology_.num_cpus();
     for (std::size_t n = 0; n < count; ++n) {

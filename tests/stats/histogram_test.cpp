@@ -7,33 +7,21 @@
 #include <limits>
 #include <vector>
 
+#include "../common/test_rng.hpp"
 #include "bindersim/stats/result.hpp"
 
 namespace bindersim::stats {
 namespace {
 
-// A small seeded generator (splitmix64) so that the property checks see the same values on
-// every machine.
-class TestRng {
- public:
-  explicit TestRng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Spread over every order of magnitude in [0, limit]: a random value shifted right by a
-  // random amount.
-  std::int64_t log_spread(std::int64_t limit) {
-    const auto shift = static_cast<int>(next() % 64);
-    const std::uint64_t v = next() >> shift;
-    return static_cast<std::int64_t>(v % (static_cast<std::uint64_t>(limit) + 1));
-  }
+using testing::TestRng;
 
- private:
-  std::uint64_t state_;
-};
+// Spread over every order of magnitude in [0, limit]: a random value shifted right by a random
+// amount.
+std::int64_t log_spread(TestRng& rng, std::int64_t limit) {
+  const auto shift = static_cast<int>(rng.below(64));
+  const std::uint64_t v = rng.next() >> shift;
+  return static_cast<std::int64_t>(v % (static_cast<std::uint64_t>(limit) + 1));
+}
 
 TEST(HistogramTest, EmptyHistogramReportsZeros) {
   // Nothing recorded: every statistic is 0.
@@ -80,7 +68,7 @@ TEST(HistogramTest, RelativeErrorIsAtMostOnePartIn1024) {
   // For values over the whole range, every value in the bucket of v lies within v/1024 of v.
   TestRng rng(42);
   for (int i = 0; i < 200000; ++i) {
-    const std::int64_t v = rng.log_spread(Histogram::kMaxValue);
+    const std::int64_t v = log_spread(rng, Histogram::kMaxValue);
     const std::size_t b = Histogram::bucket_of(v);
     const std::int64_t lo = Histogram::bucket_lowest(b);
     const std::int64_t hi = Histogram::bucket_highest(b);
@@ -170,7 +158,7 @@ TEST(HistogramTest, MergeEqualsRecordingEverythingIntoOne) {
   Histogram left;
   Histogram right;
   for (int i = 0; i < 50000; ++i) {
-    const std::int64_t v = rng.log_spread(Histogram::kMaxValue * 2);  // some are clamped
+    const std::int64_t v = log_spread(rng, Histogram::kMaxValue * 2);  // some are clamped
     all.record(v);
     (i % 3 == 0 ? left : right).record(v);
   }
@@ -219,9 +207,9 @@ TEST(HistogramTest, MemoryGrowsWithTheHighestValueAndStaysBounded) {
   EXPECT_EQ(empty, sizeof(Histogram));
   const std::size_t all = Histogram::bucket_count() * sizeof(std::uint64_t);
   TestRng rng(1);
-  for (int i = 0; i < 100'000; ++i) h.record(rng.log_spread(100'000));
+  for (int i = 0; i < 100'000; ++i) h.record(log_spread(rng, 100'000));
   EXPECT_LT(h.footprint_bytes(), empty + all / 3);
-  for (int i = 0; i < 1'000'000; ++i) h.record(rng.log_spread(Histogram::kMaxValue));
+  for (int i = 0; i < 1'000'000; ++i) h.record(log_spread(rng, Histogram::kMaxValue));
   EXPECT_GT(h.footprint_bytes(), empty + all * 9 / 10);
   EXPECT_LE(h.footprint_bytes(), empty + all);
   EXPECT_EQ(h.count(), 1'100'000u);
