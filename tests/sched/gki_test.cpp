@@ -29,14 +29,6 @@ constexpr int kSilver = 0;  // cluster ids
 constexpr int kGold = 1;
 constexpr int kPrimeCluster = 2;
 
-WakeContext from_cpu(int waker_cpu, int waker_tid = -1, bool sync = false) {
-  WakeContext ctx;
-  ctx.waker_tid = waker_tid;
-  ctx.waker_cpu = waker_cpu;
-  ctx.sync = sync;
-  return ctx;
-}
-
 // A complete scheduler with the named placement, its parts reachable from a test body.
 class Harness : public SchedHarness {
  public:
@@ -46,18 +38,6 @@ class Harness : public SchedHarness {
   Scheduler& sched() { return sched_; }
   const RecordingPlacement& recorder() const { return placement_; }
 
-  // Occupies each CPU with a pinned task that runs for a long time; returns their tids once
-  // they run.
-  std::vector<int> busy(std::initializer_list<int> cpus,
-                        const TaskParams& params = fair_params("busy")) {
-    std::vector<int> tids;
-    for (int cpu : cpus) tids.push_back(occupy(cpu, params));
-    run_for(10 * kMicrosecond);
-    for (std::size_t i = 0; i < tids.size(); ++i) {
-      EXPECT_EQ(sched_.rq(*(cpus.begin() + i)).curr, tids[i]);
-    }
-    return tids;
-  }
   // Queues `params` on `cpu` behind whatever runs there (pinned while it is placed), then
   // lets it run anywhere, so that it is a migratable queued task.
   int queue_behind(int cpu, TaskParams params, std::int64_t work_ref_ns = 10 * kMillisecond) {

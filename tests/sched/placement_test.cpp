@@ -21,14 +21,6 @@ using namespace fixture;  // NOLINT(google-build-using-namespace): test helpers
 
 using MP = MainlinePlacement;
 
-WakeContext from_cpu(int waker_cpu, int waker_tid = -1, bool sync = false) {
-  WakeContext ctx;
-  ctx.waker_tid = waker_tid;
-  ctx.waker_cpu = waker_cpu;
-  ctx.sync = sync;
-  return ctx;
-}
-
 // Android's RT clamp (sched_util_clamp_min_rt_default = 0): RT tasks fit every CPU, so the RT
 // tests below see priorities only.
 SchedTunables android_rt_clamp() {
@@ -40,18 +32,6 @@ SchedTunables android_rt_clamp() {
 class PlacementTest : public ::testing::Test, public SchedHarness {
  protected:
   explicit PlacementTest(SchedTunables tunables = android_rt_clamp()) : SchedHarness(tunables) {}
-  // Occupies each CPU with a pinned task that runs for a long time; returns their tids once
-  // they run.
-  std::vector<int> busy(std::initializer_list<int> cpus,
-                        const TaskParams& params = fair_params("busy")) {
-    std::vector<int> tids;
-    for (int cpu : cpus) tids.push_back(occupy(cpu, params));
-    run_for(10 * kMicrosecond);
-    for (std::size_t i = 0; i < tids.size(); ++i) {
-      EXPECT_EQ(sched_.rq(*(cpus.begin() + i)).curr, tids[i]);
-    }
-    return tids;
-  }
   void busy_rt(int cpu, int rt_priority) { busy({cpu}, rt_params("rt", rt_priority)); }
   // Sets the task's utilisation as of now.
   void set_util(int tid, double util) { sched_.set_task_util(tid, util); }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -83,6 +84,15 @@ inline TaskParams rt_params(const std::string& name, int rt_priority, std::uint6
   params.rt_priority = rt_priority;
   params.affinity = affinity;
   return params;
+}
+
+// The context of a wakeup from `waker_cpu` by task `waker_tid` (-1: an interrupt or timer).
+inline WakeContext from_cpu(int waker_cpu, int waker_tid = -1, bool sync = false) {
+  WakeContext ctx;
+  ctx.waker_tid = waker_tid;
+  ctx.waker_cpu = waker_cpu;
+  ctx.sync = sync;
+  return ctx;
 }
 
 // A placement policy (mainline unless told otherwise) that records every call (the prev_cpu
@@ -251,6 +261,18 @@ class SchedHarness {
   int occupy(int cpu, TaskParams params, std::int64_t work_ref_ns = 10'000 * kMillisecond) {
     params.affinity = only(cpu);
     return spawn(params, work_ref_ns, cpu);
+  }
+  // Occupies each CPU with a pinned task that runs for a long time; returns their tids once
+  // they run.
+  std::vector<int> busy(std::initializer_list<int> cpus,
+                        const TaskParams& params = fair_params("busy")) {
+    std::vector<int> tids;
+    for (int cpu : cpus) tids.push_back(occupy(cpu, params));
+    run_for(10 * kMicrosecond);
+    for (std::size_t i = 0; i < tids.size(); ++i) {
+      EXPECT_EQ(sched_.rq(*(cpus.begin() + i)).curr, tids[i]);
+    }
+    return tids;
   }
   // A task that ran briefly on `cpu` and is now asleep there; afterwards it may run anywhere
   // `affinity` allows. Advances time by 100 us.

@@ -26,14 +26,6 @@ using namespace fixture;  // NOLINT(google-build-using-namespace): test helpers
 
 constexpr SimTime kPeltPeriod = 1024 * kMicrosecond;
 
-WakeContext from_cpu(int waker_cpu, int waker_tid = -1, bool sync = false) {
-  WakeContext ctx;
-  ctx.waker_tid = waker_tid;
-  ctx.waker_cpu = waker_cpu;
-  ctx.sync = sync;
-  return ctx;
-}
-
 // --- run queues ----------------------------------------------------------------------------
 
 TEST_F(SchedTest, RtQueueRunsHighestPriorityFirstAndFifoWithinAPriority) {
