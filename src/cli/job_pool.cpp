@@ -32,12 +32,21 @@ std::size_t run_jobs(std::size_t jobs, const std::function<void(std::size_t)>& j
   std::size_t num_threads = 1;
   {
     std::vector<std::thread> threads;
-    const std::size_t wanted = std::min(jobs, std::max<std::size_t>(count, 1));
-    threads.reserve(wanted);
+    std::size_t wanted = std::min(jobs, std::max<std::size_t>(count, 1));
+    try {
+      threads.reserve(wanted);
+    } catch (const std::bad_alloc&) {
+      wanted = 0;  // no room even for the list: the calling thread runs the jobs
+    }
     for (std::size_t t = 0; t < wanted; ++t) {
+      // The system refuses a thread with EAGAIN (std::system_error), or std::thread cannot
+      // allocate its state (std::bad_alloc, under a memory limit): the threads that started
+      // share the jobs.
       try {
         threads.emplace_back(worker);
       } catch (const std::system_error&) {
+        break;
+      } catch (const std::bad_alloc&) {
         break;
       }
     }
@@ -45,9 +54,19 @@ std::size_t run_jobs(std::size_t jobs, const std::function<void(std::size_t)>& j
       worker();
     } else {
       num_threads = threads.size();
-      if (watch) watch();
+      // Whatever the display throws waits for the running threads: a joinable std::thread
+      // destroyed by the unwinding would end the process.
+      std::exception_ptr watch_failure;
+      if (watch) {
+        try {
+          watch();
+        } catch (...) {
+          watch_failure = std::current_exception();
+        }
+      }
+      for (std::thread& thread : threads) thread.join();
+      if (watch_failure) std::rethrow_exception(watch_failure);
     }
-    for (std::thread& thread : threads) thread.join();
   }
   if (num_threads > 1) {
     for (std::size_t i = 0; i < count; ++i) {
