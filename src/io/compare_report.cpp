@@ -15,6 +15,7 @@ namespace {
 using nlohmann::ordered_json;
 
 constexpr std::string_view kNotSignificantMark = "~";
+constexpr std::string_view kUntestedMark = "?";
 constexpr std::size_t kGap = 2;  // spaces between columns
 
 // Display width of UTF-8 text ("±" and "Δ" are one column each): the bytes that do not
@@ -70,12 +71,18 @@ std::string mean_cell(const stats::ColumnStats& s) {
   return cell;
 }
 
-std::string delta_cell(const stats::ColumnStats& s) {
+// With several seeds, a difference is marked not significant, or untested when either column
+// has fewer than two values (a tier that some seeds never reach); with one seed, nothing is.
+std::string delta_cell(const stats::ColumnStats& s, bool several_seeds) {
   if (!s.delta_pct) return "-";
   double rounded = std::round(*s.delta_pct * 10.0) / 10.0;
   if (rounded == 0.0) rounded = 0.0;  // no "-0.0"
   std::string cell = fmt::format("{:+.1f}%", rounded);
-  if (s.significant.has_value() && !*s.significant) cell += kNotSignificantMark;
+  if (several_seeds && !s.significant) {
+    cell += kUntestedMark;
+  } else if (several_seeds && !*s.significant) {
+    cell += kNotSignificantMark;
+  }
   return cell;
 }
 
@@ -141,6 +148,8 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
   }
   std::vector<std::vector<std::string>> values(report.summary.size());
   std::vector<std::vector<std::string>> deltas(report.summary.size());
+  const bool several_seeds = report.seeds.size() >= 2;
+  bool any_untested = false;
   for (std::size_t m = 0; m < report.summary.size(); ++m) {
     const stats::MetricSummary& row = report.summary[m];
     BSIM_CHECK(row.columns.size() == num_columns);
@@ -149,7 +158,8 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
     for (std::size_t c = 0; c < num_columns; ++c) {
       values[m].push_back(mean_cell(row.columns[c]));
       value_width[c] = std::max(value_width[c], display_width(values[m].back()));
-      deltas[m].push_back(c == 0 ? "" : delta_cell(row.columns[c]));
+      deltas[m].push_back(c == 0 ? "" : delta_cell(row.columns[c], several_seeds));
+      any_untested |= deltas[m].back().ends_with(kUntestedMark);
       delta_width[c] = std::max(delta_width[c], display_width(deltas[m].back()));
     }
   }
@@ -176,8 +186,13 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
         << '\n';
   }
 
+  // Its own line, before the legend (sweep merge writes a legend of its own in its place).
+  if (any_untested) {
+    out << fmt::format("{} = not tested: fewer than two seeds gave the metric a value\n",
+                       kUntestedMark);
+  }
   const std::string& baseline = labels[0];
-  if (report.seeds.size() >= 2) {
+  if (several_seeds) {
     out << fmt::format("mean ± 95% confidence half-width (Student's t) over {} seeds",
                        report.seeds.size());
     if (num_columns > 1) {

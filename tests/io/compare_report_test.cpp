@@ -169,6 +169,24 @@ TEST(CompareTable, DeltaMarkedOnlyWhenNotSignificant) {
   EXPECT_NE(legend.find("not significant"), std::string::npos) << legend;
   EXPECT_NE(legend.find("Welch"), std::string::npos) << legend;
   EXPECT_NE(legend.find("against fifo"), std::string::npos) << legend;
+  // Every difference was tested: no "?" and no line for it.
+  EXPECT_EQ(table.find("%?"), std::string::npos) << table;
+  EXPECT_EQ(table.find("not tested"), std::string::npos) << table;
+}
+
+TEST(CompareTable, DeltaMarkedUntestedWhenAColumnHasOneValue) {
+  // ctabs-nudge's p99 has a value in one seed only (a tier the other seeds never reach): its
+  // difference is neither significant nor not, so it is marked "?", explained on the line
+  // before the legend.
+  CompareReport report = three_seed_report();
+  report.summary[1].columns[2] = cell(1.3, std::nullopt, 5.3, std::nullopt);
+  const std::string table = table_of(report);
+  EXPECT_NE(table.find("+5.3%?"), std::string::npos) << table;
+  EXPECT_NE(table.find("-4.6%~"), std::string::npos) << table;
+  const auto lines = lines_of(table);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[lines.size() - 2].rfind("? = not tested", 0), 0u) << table;
+  EXPECT_NE(lines.back().find("~ = not significant"), std::string::npos) << table;
 }
 
 TEST(CompareTable, ColumnsAreAligned) {
@@ -187,6 +205,7 @@ TEST(CompareTable, OneSeedShowsValuesWithoutIntervalsOrMarks) {
   EXPECT_EQ(table.find("±"), std::string::npos) << table;
   EXPECT_NE(table.find("-4.6%"), std::string::npos);
   EXPECT_EQ(table.find("%~"), std::string::npos) << table;
+  EXPECT_EQ(table.find("%?"), std::string::npos) << table;  // one seed tests nothing
   EXPECT_NE(lines_of(table).back().find("one seed"), std::string::npos);
 }
 

@@ -60,9 +60,11 @@ std::string report_placement(const CompareReport& report);
 // The console table: a header line (scenario, topology, placement, seeds), a heading row, one
 // row per metric with its unit and, per column, "mean ± ci95" (the mean alone without a CI),
 // "-" where undefined; every column after the first is followed by its Δ% against the first,
-// marked "~" when Welch's test finds it not significant; then a legend line. Numbers keep four
-// significant digits (at least one decimal, at most four) with thousands grouped. Fixed-width
-// (columns as wide as their widest cell) and deterministic; nothing about threads or time.
+// marked "~" when Welch's test finds it not significant, or "?" when either column has fewer
+// than two values to test (with several seeds; one seed tests nothing); then a line that
+// explains "?" if one was given, and a legend line. Numbers keep four significant digits (at
+// least one decimal, at most four) with thousands grouped. Fixed-width (columns as wide as
+// their widest cell) and deterministic; nothing about threads or time.
 void print_compare_table(const CompareReport& report, std::ostream& out);
 
 // The document, keys in this order: schema, scenario, topology, seeds, columns [{label,
