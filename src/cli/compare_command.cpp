@@ -325,6 +325,15 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         plans.push_back(std::move(plan));
       }
     }
+    if (vm.count("out")) {
+      std::vector<NamedInput> inputs = {{"the scenario", base.file}};
+      for (const ColumnPlan& plan : plans) {
+        inputs.emplace_back(
+            "a topology of the comparison",
+            workload::topology_file(plan.scenario, data_dir() / "topologies").string());
+      }
+      check_not_an_input("--out", vm["out"].as<std::string>(), inputs);
+    }
     // Job i is column i / seeds, seed index i % seeds; each writes only its own slot.
     const std::vector<stats::Metric> metrics = stats::comparison_metrics();
     const std::size_t num_jobs = plans.size() * num_seeds;

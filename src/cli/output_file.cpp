@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 
 namespace bindersim::cli {
 
@@ -61,6 +62,27 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   if (error) {
     std::remove(temporary.c_str());
     throw ConfigError(path + ": cannot write file: " + error.message());
+  }
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  const auto resolved = [](const std::string& path) {
+    std::error_code error;
+    auto absolute = std::filesystem::absolute(path, error);
+    if (error) return std::filesystem::path(path).lexically_normal();
+    auto canonical = std::filesystem::weakly_canonical(absolute, error);
+    return error ? absolute.lexically_normal() : canonical;
+  };
+  return resolved(a) == resolved(b);
+}
+
+void check_not_an_input(const std::string& option, const std::string& output,
+                        const std::vector<NamedInput>& inputs) {
+  for (const auto& [what, path] : inputs) {
+    if (same_file(output, path)) {
+      throw ConfigError(option + ": \"" + escaped_text(output) + "\" is an input (" + what +
+                        "); expected another file");
+    }
   }
 }
 

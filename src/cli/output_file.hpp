@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace bindersim::cli {
 
@@ -14,5 +16,17 @@ std::string temporary_path(const std::string& path);
 // Writes `content` to a temporary file beside `path` (temporary_path()), then renames it over
 // `path`, so that a reader never sees a partial file. Failure is a ConfigError naming the path.
 void write_file_atomically(const std::string& path, const std::string& content);
+
+// True when `a` and `b` name the same file, whether or not it exists yet.
+bool same_file(const std::string& a, const std::string& b);
+
+// An input of a command: what it is ("the scenario") and its path.
+using NamedInput = std::pair<std::string, std::string>;
+
+// Refuses an output that names one of the command's inputs, which writing it would replace:
+// a ConfigError '<option>: "<path>" is an input (<what>); expected another file'. Checked before
+// anything is written.
+void check_not_an_input(const std::string& option, const std::string& output,
+                        const std::vector<NamedInput>& inputs);
 
 }  // namespace bindersim::cli

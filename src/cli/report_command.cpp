@@ -62,8 +62,13 @@ int report_command(const std::vector<std::string>& args, std::ostream& out, std:
   try {
     // Every input is read and the whole page built before anything is written.
     std::vector<std::filesystem::path> paths;
+    std::vector<NamedInput> inputs;
     for (const std::string& input : vm["input"].as<std::vector<std::string>>()) {
       paths.emplace_back(input);
+      inputs.emplace_back("a document to report", input);
+    }
+    if (vm["out"].as<std::string>() != "-") {
+      check_not_an_input("--out", vm["out"].as<std::string>(), inputs);
     }
     const io::ReportData data = io::read_report_files(paths);
     io::ReportOptions report_options;

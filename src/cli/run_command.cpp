@@ -116,18 +116,6 @@ class StreamedFile {
   bool committed_ = false;
 };
 
-// True when `a` and `b` name the same file, whether or not it exists yet.
-bool same_file(const std::string& a, const std::string& b) {
-  const auto resolved = [](const std::string& path) {
-    std::error_code error;
-    auto absolute = std::filesystem::absolute(path, error);
-    if (error) return std::filesystem::path(path).lexically_normal();
-    auto canonical = std::filesystem::weakly_canonical(absolute, error);
-    return error ? absolute.lexically_normal() : canonical;
-  };
-  return resolved(a) == resolved(b);
-}
-
 // Draws a run's progress: simulated time, calls done (of those expected), rate and ETA.
 class RunProgress final : public sim::ProgressSink {
  public:
@@ -220,6 +208,14 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     const auto scenario = workload::load_scenario(
         vm["scenario"].as<std::string>(), data_dir() / "scenarios", registry, set_overrides(vm));
     const auto topology = workload::load_topology(scenario, data_dir() / "topologies");
+    const std::vector<NamedInput> inputs = {
+        {"the scenario", scenario.file},
+        {"the topology", workload::topology_file(scenario, data_dir() / "topologies").string()}};
+    for (const char* option : {"out", "trace"}) {
+      if (vm.count(option)) {
+        check_not_an_input(std::string("--") + option, vm[option].as<std::string>(), inputs);
+      }
+    }
     sim::RunOptions run_options;
     if (vm.count("selector")) {
       const std::string name = vm["selector"].as<std::string>();

@@ -133,6 +133,15 @@ int expand(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const sweep::Sweep spec = sweep::load_sweep(vm["sweep"].as<std::string>());
   const auto runs = sweep::expand_sweep(
       spec, registry, sweep::DataDirs{data_dir() / "scenarios", data_dir() / "topologies"});
+  if (vm.count("out")) {
+    // expand_sweep() has loaded the scenario, so its name resolves.
+    check_not_an_input(
+        "--out", vm["out"].as<std::string>(),
+        {{"the sweep", vm["sweep"].as<std::string>()},
+         {"the sweep's scenario",
+          resolve_data_file(spec.scenario, data_dir() / "scenarios", "scenario", "scenarios")
+              .string()}});
+  }
   std::string text;
   for (const sweep::RunSpec& run : runs) text += sweep::run_line(run);
   if (vm.count("out")) {
@@ -359,6 +368,12 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     throw ConfigError(dir.string() + ": no results to merge (no <run_id>.json files)");
   }
 
+  if (vm.count("out")) {
+    std::vector<NamedInput> inputs;
+    if (vm.count("runs")) inputs.emplace_back("the runs file", vm["runs"].as<std::string>());
+    for (const fs::path& file : files) inputs.emplace_back("a result to merge", file.string());
+    check_not_an_input("--out", vm["out"].as<std::string>(), inputs);
+  }
   sweep::SweepMerger merger(listed);
   for (const fs::path& file : files) {
     const sweep::RunRecord record = sweep::read_run_record_file(file);

@@ -432,8 +432,8 @@ std::string topology_reference(const Scenario& scenario) {
   return (std::filesystem::path(scenario.file).parent_path() / path).lexically_normal().string();
 }
 
-topology::Topology load_topology(const Scenario& scenario,
-                                 const std::filesystem::path& topologies_dir) {
+std::filesystem::path topology_file(const Scenario& scenario,
+                                    const std::filesystem::path& topologies_dir) {
   const std::string reference = topology_reference(scenario);
   // A name or path that leads to no file is the scenario's error, at its "topology".
   const auto fail = [&](const std::string& message) {
@@ -450,7 +450,12 @@ topology::Topology load_topology(const Scenario& scenario,
     fail("expected a topology name or the path of a topology file, got " + quote_text(reference) +
          ", which is not a file");
   }
-  return topology::Topology::load(file.string(), topologies_dir);
+  return file;
+}
+
+topology::Topology load_topology(const Scenario& scenario,
+                                 const std::filesystem::path& topologies_dir) {
+  return topology::Topology::load(topology_file(scenario, topologies_dir).string(), topologies_dir);
 }
 
 Scenario load_scenario(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,

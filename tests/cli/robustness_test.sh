@@ -133,6 +133,51 @@ if [[ $rc -eq 0 ]] && grep -q '"schema"' "$long_name"; then
 else
   fail "run --out a 251-byte file name" "exit $rc: $(cat "$TMP/err")"
 fi
+
+# --- E: an output that names one of the command's inputs is refused, the input left whole -----
+mkdir inputs
+cp "$ROOT/topologies/sa8155p.json" inputs/t.json
+sed 's/"topology": *"sa8155p"/"topology": "t.json"/' "$ROOT/scenarios/schd-dbg.json" >inputs/s.json
+cp "$GOLDEN" inputs/r.json
+printf '%s\n' '{"schema": "bindersim.sweep/1", "name": "in", "scenario": "s.json",' \
+  '"set": {"clients.0.iterations": 20}, "seeds": 1}' >inputs/sw.json
+run sweep expand inputs/sw.json --out inputs/runs.jsonl
+run sweep run inputs/runs.jsonl --out-dir inputs/merged
+merged=$(cd inputs && ls merged/*.json)
+(cd inputs && sha256sum t.json s.json r.json sw.json runs.jsonl "$merged") >inputs.sha
+expect_input_refused() {
+  local name=$1 pattern=$2
+  shift 2
+  bounded "$@"
+  expect_bad "$name" "$pattern"
+  if (cd inputs && sha256sum --quiet -c ../inputs.sha >/dev/null 2>&1); then
+    pass "$name: the inputs are unchanged"
+  else
+    fail "$name: the inputs are unchanged" "an input file changed"
+  fi
+}
+expect_input_refused "run --out the scenario" \
+  '^bindersim: --out: "inputs/s.json" is an input \(the scenario\); expected another file$' \
+  run inputs/s.json "${SHORT[@]}" --out inputs/s.json
+expect_input_refused "run --trace the topology, by another path" \
+  '^bindersim: --trace: "inputs/../inputs/t.json" is an input \(the topology\)' \
+  run inputs/s.json "${SHORT[@]}" --trace inputs/../inputs/t.json
+expect_input_refused "compare --out a column's topology" \
+  '^bindersim compare: --out: "'"$TMP"'/inputs/t.json" is an input \(a topology of the comparison\)' \
+  compare inputs/s.json "${SHORT[@]}" --out "$TMP/inputs/t.json"
+expect_input_refused "report --out its input" \
+  '^bindersim report: --out: "./inputs/r.json" is an input \(a document to report\)' \
+  report inputs/r.json --out ./inputs/r.json
+expect_input_refused "sweep expand --out its scenario" \
+  '^bindersim sweep expand: --out: "inputs/s.json" is an input \(the sweep.s scenario\)' \
+  sweep expand inputs/sw.json --out inputs/s.json
+expect_input_refused "sweep merge --out a result it merges" \
+  '^bindersim sweep merge: --out: "inputs/'"$merged"'" is an input \(a result to merge\)' \
+  sweep merge inputs/merged --out "inputs/$merged"
+expect_input_refused "sweep merge --out its runs file" \
+  '^bindersim sweep merge: --out: "inputs/runs.jsonl" is an input \(the runs file\)' \
+  sweep merge inputs/merged --runs inputs/runs.jsonl --out inputs/runs.jsonl
+
 # A reader that has closed its end of the pipe: exit 2 and the line saying so (after expand's
 # count), not SIGPIPE's 141.
 python3 -S - "$BIN" "$ROOT/sweeps/ctabs-sensitivity.json" <<'PY' >"$TMP/pipe" 2>&1

@@ -137,9 +137,12 @@ struct Scenario {
 // The scenario's topology as Topology::load takes it: a name as written, or a relative path
 // resolved against the directory of the scenario file.
 std::string topology_reference(const Scenario& scenario);
-// Loads the scenario's topology (a name looked up in `topologies_dir`, or a path). A name or path
-// that leads to no file is a ConfigError at the scenario's "/topology"; an error inside the
-// topology file names that file.
+// The file of the scenario's topology (a name looked up in `topologies_dir`, or a path). A name
+// or path that leads to no file is a ConfigError at the scenario's "/topology".
+std::filesystem::path topology_file(const Scenario& scenario,
+                                    const std::filesystem::path& topologies_dir);
+// Loads the scenario's topology from topology_file(); an error inside the topology file names
+// that file.
 topology::Topology load_topology(const Scenario& scenario,
                                  const std::filesystem::path& topologies_dir);
 
