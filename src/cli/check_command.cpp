@@ -95,7 +95,7 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
     out << text.str();
     return passed ? 0 : 1;
   } catch (const ConfigError& error) {
-    err << "bindersim: " << error.what() << "\n";
+    error_line(err, "bindersim", error.what());
     return 2;
   }
 }

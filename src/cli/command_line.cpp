@@ -7,12 +7,17 @@
 #include <iostream>
 #include <ostream>
 
+#include "bindersim/common/json_reader.hpp"
+
 namespace bindersim::cli {
 namespace po = boost::program_options;
 
+void error_line(std::ostream& err, const std::string& prefix, const std::string& message) {
+  err << prefix << ": " << console_text(message) << '\n';
+}
+
 int usage_error(std::ostream& err, const std::string& command, const std::string& message) {
-  err << "bindersim " << command << ": " << message << " (see bindersim " << command
-      << " --help)\n";
+  error_line(err, "bindersim " + command, message + " (see bindersim " + command + " --help)");
   return 2;
 }
 

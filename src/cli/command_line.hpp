@@ -18,8 +18,13 @@ namespace bindersim::cli {
 inline constexpr const char* kUnfinishedClientsReason =
     "the time limit, or work that can never run, ended the run first";
 
-// Writes "bindersim COMMAND: MESSAGE (see bindersim COMMAND --help)" as one line on `err` and
-// returns 2, the exit code of bad input.
+// Writes "PREFIX: MESSAGE" as one line on `err`, the message's control characters escaped
+// (console_text()): a message may quote command-line values, paths or names from input files,
+// which must neither split the line nor drive the terminal.
+void error_line(std::ostream& err, const std::string& prefix, const std::string& message);
+
+// Writes "bindersim COMMAND: MESSAGE (see bindersim COMMAND --help)" as one line on `err`
+// (error_line()) and returns 2, the exit code of bad input.
 int usage_error(std::ostream& err, const std::string& command, const std::string& message);
 
 // Parses `args` into `vm` against `options`, the first positional argument stored as

@@ -213,8 +213,9 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
   if (!vm.count("scenario")) return usage_error(err, "compare", "missing SCENARIO");
   const int seeds_option = vm["seeds"].as<int>();
   if (seeds_option < 1 || seeds_option > kMaxSeeds) {
-    err << "bindersim compare: --seeds: expected a number of seeds in [1, " << kMaxSeeds
-        << "], got " << seeds_option << "\n";
+    error_line(err, "bindersim compare",
+               fmt::format("--seeds: expected a number of seeds in [1, {}], got {}", kMaxSeeds,
+                           seeds_option));
     return 2;
   }
   const auto num_seeds = static_cast<std::size_t>(seeds_option);
@@ -222,8 +223,8 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
   if (vm.count("jobs")) {
     const int jobs_option = vm["jobs"].as<int>();
     if (jobs_option < 1) {
-      err << "bindersim compare: --jobs: expected a positive number of threads, got " << jobs_option
-          << "\n";
+      error_line(err, "bindersim compare",
+                 fmt::format("--jobs: expected a positive number of threads, got {}", jobs_option));
       return 2;
     }
     jobs = static_cast<std::size_t>(jobs_option);
@@ -445,7 +446,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     }
     return 0;
   } catch (const ConfigError& error) {
-    err << "bindersim compare: " << error.what() << "\n";
+    error_line(err, "bindersim compare", error.what());
     return 2;
   }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bindersim/common/error.hpp"
+#include "command_line.hpp"
 #include "commands.hpp"
 
 namespace bindersim::cli {
@@ -59,9 +60,10 @@ int dispatch(const std::vector<std::string>& args) {
   if (args[0] == "topology") return topology_command(rest, std::cout, std::cerr);
   if (args[0] == "report") return report_command(rest, std::cout, std::cerr);
   if (args[0] == "sweep") return sweep_command(rest, std::cout, std::cerr);
-  std::cerr << "bindersim: unknown command \"" << args[0]
-            << "\"; valid commands: run, compare, check, topology, sweep, report (see bindersim "
-               "--help)\n";
+  error_line(std::cerr, "bindersim",
+             "unknown command \"" + args[0] +
+                 "\"; valid commands: run, compare, check, topology, sweep, report (see bindersim "
+                 "--help)");
   return 2;
 }
 
@@ -86,11 +88,11 @@ int main(int argc, char** argv) {
     return bindersim::cli::finish_output(
         bindersim::cli::dispatch(std::vector<std::string>(argv + 1, argv + argc)));
   } catch (const bindersim::ConfigError& error) {
-    std::cerr << "bindersim: " << error.what() << "\n";
+    bindersim::cli::error_line(std::cerr, "bindersim", error.what());
     return 2;
   } catch (const std::exception& error) {
     // Not bad input: a defect of bindersim itself.
-    std::cerr << "bindersim: internal error: " << error.what() << "\n";
+    bindersim::cli::error_line(std::cerr, "bindersim: internal error", error.what());
     return 3;
   }
 }

@@ -83,7 +83,7 @@ int report_command(const std::vector<std::string>& args, std::ostream& out, std:
     }
     return 0;
   } catch (const ConfigError& error) {
-    err << "bindersim report: " << error.what() << "\n";
+    error_line(err, "bindersim report", error.what());
     return 2;
   }
 }

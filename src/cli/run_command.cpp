@@ -230,8 +230,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     if (vm.count("log-level")) {
       const std::string level = vm["log-level"].as<std::string>();
       if (level != "warn" && level != "info" && level != "debug") {
-        err << "bindersim run: --log-level: expected one of warn, info, debug, got \"" << level
-            << "\"\n";
+        error_line(err, "bindersim run",
+                   "--log-level: expected one of warn, info, debug, got \"" + level + "\"");
         return 2;
       }
       run_options.log_level = level;
@@ -299,7 +299,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     return 0;
   } catch (const ConfigError& error) {
-    err << "bindersim: " << error.what() << "\n";
+    error_line(err, "bindersim", error.what());
     return 2;
   }
 }

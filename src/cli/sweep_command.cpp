@@ -151,9 +151,9 @@ int expand(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   std::size_t points = 1;
   for (const sweep::Axis& axis : spec.axes) points *= axis.values.size();
-  err << fmt::format("sweep {}: {} runs ({} point(s) x {} selector(s) x {} seed(s))\n", spec.name,
-                     runs.size(), points, runs.size() / points / spec.seeds.size(),
-                     spec.seeds.size());
+  err << fmt::format("sweep {}: {} runs ({} point(s) x {} selector(s) x {} seed(s))\n",
+                     console_text(spec.name), runs.size(), points,
+                     runs.size() / points / spec.seeds.size(), spec.seeds.size());
   return 0;
 }
 
@@ -391,17 +391,18 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   }
   sweep::print_sweep_tables(summary, out);
 
-  err << fmt::format("sweep {}: merged {} result(s) into {} point(s)\n", summary.sweep,
-                     summary.merged, summary.points.size());
+  err << fmt::format("sweep {}: merged {} result(s) into {} point(s)\n",
+                     console_text(summary.sweep), summary.merged, summary.points.size());
   if (summary.ignored > 0) {
     err << fmt::format(
         "bindersim sweep merge: warning: {} result(s) in {} are not runs of {}; "
         "ignored\n",
-        summary.ignored, dir.string(), vm["runs"].as<std::string>());
+        summary.ignored, console_text(dir.string()), console_text(vm["runs"].as<std::string>()));
   }
   if (summary.missing.empty()) return 0;
   err << fmt::format("bindersim sweep merge: {} of {} run(s) have no result in {}:\n",
-                     summary.missing.size(), summary.listed.value_or(0), dir.string());
+                     summary.missing.size(), summary.listed.value_or(0),
+                     console_text(dir.string()));
   const std::size_t named = std::min(summary.missing.size(), kMissingLines);
   for (std::size_t i = 0; i < named; ++i) {
     const sweep::RunSpec& r = summary.missing[i];
@@ -427,11 +428,12 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
     if (args[0] == "run") return run(rest, out, err);
     if (args[0] == "merge") return merge(rest, out, err);
   } catch (const ConfigError& error) {
-    err << "bindersim sweep " << args[0] << ": " << error.what() << "\n";
+    error_line(err, "bindersim sweep " + console_text(args[0]), error.what());
     return 2;
   }
-  err << "bindersim sweep: unknown subcommand \"" << args[0]
-      << "\"; valid subcommands: expand, run, merge (see bindersim sweep --help)\n";
+  error_line(err, "bindersim sweep",
+             "unknown subcommand \"" + args[0] +
+                 "\"; valid subcommands: expand, run, merge (see bindersim sweep --help)");
   return 2;
 }
 

@@ -7,6 +7,7 @@
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "command_line.hpp"
 #include "commands.hpp"
 
 namespace bindersim::cli {
@@ -28,7 +29,7 @@ constexpr const char* kUsage =
 
 // One usage error line; the exit code of bad input.
 int usage_error(std::ostream& err, const std::string& message) {
-  err << "bindersim: topology: " << message << " (see bindersim topology --help)\n";
+  error_line(err, "bindersim: topology", message + " (see bindersim topology --help)");
   return 2;
 }
 
@@ -90,7 +91,7 @@ int topology_command(const std::vector<std::string>& args, std::ostream& out, st
     if (args[0] == "show") return show(args, out, err);
     if (args[0] == "list") return list(args, out, err);
   } catch (const ConfigError& error) {
-    err << "bindersim: " << error.what() << '\n';
+    error_line(err, "bindersim", error.what());
     return 2;
   }
   return usage_error(err, "unknown subcommand \"" + args[0] + "\"; valid: show, list");

@@ -371,13 +371,46 @@ std::string escaped_text(std::string_view text) {
   return quoted.substr(1, quoted.size() - 2);
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when the bytes there are not one.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) -> unsigned char {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
+  };
+  const unsigned char lead = at(0);
+  std::size_t length = 0;
+  unsigned char low = 0x80;  // the range of the second byte
+  unsigned char high = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;   // overlong below U+0800
+    if (lead == 0xed) high = 0x9f;  // surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;   // overlong below U+10000
+    if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (at(1) < low || at(1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if (at(k) < 0x80 || at(k) > 0xbf) return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
 std::string console_text(std::string_view text) {
   constexpr const char* kHex = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto byte = static_cast<unsigned char>(text[i]);
-    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
     if (byte == '\n') {
       out += "\\n";
     } else if (byte == '\r') {
@@ -388,14 +421,23 @@ std::string console_text(std::string_view text) {
       out += "\\x";
       out += kHex[byte >> 4];
       out += kHex[byte & 0xf];
-    } else if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {
+    } else if (byte < 0x80) {
+      out += text[i];
+    } else if (const std::size_t length = utf8_sequence_length(text, i); length == 0) {
+      // Not UTF-8: a lone byte, which an 8-bit terminal may read as a C1 control (0x9b: CSI).
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else if (byte == 0xc2 && static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
       // A C1 control character, U+0080..U+009F, in UTF-8.
+      const auto next = static_cast<unsigned char>(text[i + 1]);
       out += "\\u00";
       out += kHex[next >> 4];
       out += kHex[next & 0xf];
       ++i;
     } else {
-      out += text[i];
+      out.append(text.substr(i, length));
+      i += length - 1;
     }
   }
   return out;

@@ -178,6 +178,23 @@ expect_input_refused "sweep merge --out its runs file" \
   '^bindersim sweep merge: --out: "inputs/runs.jsonl" is an input \(the runs file\)' \
   sweep merge inputs/merged --runs inputs/runs.jsonl --out inputs/runs.jsonl
 
+# --- F: command-line values in a message keep it on one line and away from the terminal -------
+bounded run schd-dbg --selector $'a\nb'
+expect_bad "run --selector with a newline" '^bindersim: --selector: unknown selector "a\\nb"; valid selectors: '
+bounded $'ru\x1bn'
+expect_bad "an unknown command with an escape" '^bindersim: unknown command "ru\\x1bn"'
+bounded compare schd-dbg --seeds 2 --jobs 1 --selectors $'fifo,\xc2\x9bx,\x9by'
+expect_bad "compare --selectors with C1 controls, in UTF-8 and as a lone byte" '"\\u009bx"'
+bounded compare schd-dbg --seeds 2 --jobs 1 --selectors $'fifo,\x9by'
+expect_bad "compare --selectors with a lone byte that is not UTF-8" '"\\x9by"'
+bounded run schd-dbg $'--bad\nopt'
+expect_bad "an unknown option with a newline" "^bindersim run: unrecognised option '--bad\\\\nopt'"
+bounded run $'no\nfile.json'
+expect_bad "run of a missing file whose name has a newline" '^bindersim: no\\nfile.json: cannot open file$'
+bounded sweep merge $'no\ndir'
+expect_bad "sweep merge of a missing directory whose name has a newline" '^bindersim sweep merge: no\\ndir: no such directory$'
+if grep -q $'\x1b' "$TMP/err"; then fail "no escape reaches stderr" "$(cat -v "$TMP/err")"; fi
+
 # A reader that has closed its end of the pipe: exit 2 and the line saying so (after expand's
 # count), not SIGPIPE's 141.
 python3 -S - "$BIN" "$ROOT/sweeps/ctabs-sensitivity.json" <<'PY' >"$TMP/pipe" 2>&1

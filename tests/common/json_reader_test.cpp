@@ -200,6 +200,20 @@ TEST(JsonNodeTest, ConsoleTextEscapesControlCharactersOnly) {
   EXPECT_EQ(console_text(""), "");
 }
 
+TEST(JsonNodeTest, ConsoleTextEscapesBytesThatAreNotUtf8) {
+  // A lone 0x9b is CSI to an 8-bit terminal: bytes outside a well-formed UTF-8 sequence are
+  // escaped one by one; whole sequences of two, three and four bytes stay.
+  EXPECT_EQ(console_text("a\x9b[31m"), "a\\x9b[31m");
+  EXPECT_EQ(console_text("\xc3"), "\\xc3");                             // cut short at the end
+  EXPECT_EQ(console_text("\xc3("), "\\xc3(");                           // no continuation byte
+  EXPECT_EQ(console_text("\xc0\xaf"), "\\xc0\\xaf");                    // overlong "/"
+  EXPECT_EQ(console_text("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");           // overlong, three bytes
+  EXPECT_EQ(console_text("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a surrogate
+  EXPECT_EQ(console_text("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
+  EXPECT_EQ(console_text("é € 😀"), "é € 😀");
+  EXPECT_EQ(console_text("\xe2\x82"), "\\xe2\\x82");  // a three-byte sequence cut short
+}
+
 TEST(JsonNodeTest, DescribeJsonNamesEachKind) {
   EXPECT_EQ(describe_json(nlohmann::json(nullptr)), "null");
   EXPECT_EQ(describe_json(nlohmann::json::object()), "an object");

@@ -142,8 +142,9 @@ std::string describe_json(const nlohmann::json& value);
 std::string escaped_text(std::string_view text);
 // `text` for one line of console output (tables, titles, progress lines): control characters
 // escaped, "\n", "\r" and "\t" as such, other C0 characters and DEL as "\x1b", C1 characters
-// (U+0080..U+009F) as "\u009b", so that a string from an input file can neither split the line
-// nor drive the terminal; everything else as it is.
+// (U+0080..U+009F) as "\u009b", bytes that are not UTF-8 as "\x9b", so that a string from an
+// input file or the command line can neither split the line nor drive the terminal; everything
+// else as it is.
 std::string console_text(std::string_view text);
 // escaped_text() shortened to at most 40 characters (ending in "...") so that a line stays short.
 std::string short_text(std::string_view text);
