@@ -373,7 +373,14 @@ std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorR
         resolve_data_file(sweep.scenario, dirs.scenarios, "scenario", "scenarios"));
     load(sweep.set);
   } catch (const ConfigError& error) {
-    fail_at(sweep.set.empty() ? "/scenario" : "/set", error.what());
+    // The set is at fault only if the scenario loads without it.
+    if (sweep.set.empty()) fail_at("/scenario", error.what());
+    try {
+      load({});
+    } catch (const ConfigError& own_error) {
+      fail_at("/scenario", own_error.what());
+    }
+    fail_at("/set", error.what());
   }
   // Each axis value on its own first, so that an error names the value at fault.
   for (std::size_t a = 0; a < sweep.axes.size(); ++a) {

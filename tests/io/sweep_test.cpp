@@ -300,6 +300,10 @@ TEST_F(SweepTest, ErrorsNameTheFileAndThePointer) {
        "sweeps/test.json: /set: "},
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1, "scenario": "nosuch"})",
        "sweeps/test.json: /scenario: unknown scenario \"nosuch\""},
+      // The scenario at fault, not the set that comes with it.
+      {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1, "scenario": "nosuch",
+           "set": {"time_limit_s": 0.01}})",
+       "sweeps/test.json: /scenario: unknown scenario \"nosuch\""},
   };
   for (const Case& c : cases) {
     const std::string message = error_of(c.sweep);
