@@ -103,9 +103,13 @@ void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::si
       return;
     }
     if (at->is_array()) {
+      // Plain decimal indices only: "00" would be a second path to element 0, past the checks
+      // that a path is set once.
       std::size_t index = 0;
       const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), index);
-      if (error != std::errc() || end != part.data() + part.size() || index >= at->size()) {
+      const bool leading_zero = part.size() > 1 && part[0] == '0';
+      if (error != std::errc() || end != part.data() + part.size() || leading_zero ||
+          index >= at->size()) {
         std::string array_path;
         for (std::size_t j = 0; j < i; ++j) array_path += (j ? "." : "") + parts[j];
         throw ConfigError("--set " + o.text + ": \"" + part + "\" is not an index of the " +

@@ -89,6 +89,12 @@ TEST(OverrideTest, BadIndicesAndScalarsOnThePathAreErrors) {
             "\"clients\" (or * for every element)");
   EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("seed.x=5")}); }),
             "--set seed.x=5: \"x\" is below a value that is neither an object nor an array");
+  // One spelling per element: "00" would alias "0" past the checks that a path is set once.
+  EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("clients.00.iterations=5")}); }),
+            "--set clients.00.iterations=5: \"00\" is not an index of the 1-element array "
+            "\"clients\" (or * for every element)");
+  apply_overrides(doc, {parse_override("clients.0.iterations=5")});
+  EXPECT_EQ(doc["clients"][0]["iterations"], 5);
 }
 
 TEST(OverrideTest, StarOrIndexAfterAMissingKeyNamesWhereItIsMissing) {
