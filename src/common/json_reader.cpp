@@ -371,6 +371,12 @@ std::string escaped_text(std::string_view text) {
   return quoted.substr(1, quoted.size() - 2);
 }
 
+void check_source(const JsonNode& node) {
+  if (node.as_string().empty()) {
+    node.fail_expected("a non-empty string naming where the numbers come from");
+  }
+}
+
 namespace {
 
 // The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no

@@ -94,12 +94,7 @@ ObjectReader open_object(const JsonNode& node, std::initializer_list<std::string
 std::string read_name(const JsonNode& node) { return node.as_name(); }
 
 // Every object that carries numbers says where they come from.
-void read_source(ObjectReader& reader) {
-  const JsonNode node = reader.required("source");
-  if (node.as_string().empty()) {
-    node.fail_expected("a non-empty string naming where the numbers come from");
-  }
-}
+void read_source(ObjectReader& reader) { check_source(reader.required("source")); }
 
 double positive_number(const JsonNode& node, double max) {
   const double value = node.as_number();

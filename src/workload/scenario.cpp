@@ -26,6 +26,12 @@ constexpr std::int64_t kExponentialHeadroom = 64;
 // depth is bounded far below the stack's limit (real workloads nest one or two).
 constexpr int kMaxThreadNesting = 64;
 
+// A scenario's objects may say where their numbers come from; when they do, as a topology's
+// must (check_source()).
+void read_optional_source(ObjectReader& reader) {
+  if (const auto source = reader.optional("source")) check_source(*source);
+}
+
 // An amount of time (sleeps, up to kMaxNs) or reference work (up to kMaxWorkRefNs): every value
 // it can take is at most `max`.
 Quantity parse_quantity(const JsonNode& node, std::int64_t max) {
@@ -228,7 +234,7 @@ class ScenarioParser {
     } else {
       spec.nodes.push_back(NodeSpec{binder::NodeConfig{"service", true, 19}, {}, 0});
     }
-    reader.optional("source");
+    read_optional_source(reader);
     reader.finish();
     return spec;
   }
@@ -280,7 +286,7 @@ class ScenarioParser {
     if (c.process < 0 && contains_call(c.iteration)) {
       iteration.fail("a background task without \"process\" cannot make calls");
     }
-    reader.optional("source");
+    read_optional_source(reader);
     reader.finish();
     return c;
   }
@@ -301,7 +307,7 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
   }
   scenario.name = reader.required("name").as_name();
   scenario.description = reader.string_or("description", "");
-  reader.optional("source");
+  read_optional_source(reader);
   const auto topology = reader.required("topology");
   scenario.topology = topology.as_string();
   if (scenario.topology.empty()) {
@@ -364,7 +370,7 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
       if (auto pages = m.optional("pages_per_scan")) {
         mp.pages_per_scan = static_cast<int>(pages->as_int(1, 1 << 20));
       }
-      m.optional("source");
+      read_optional_source(m);
       m.finish();
     }
     tunables.newidle_balance = k.bool_or("newidle_balance", tunables.newidle_balance);
@@ -378,7 +384,7 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     if (auto clock = k.optional("pelt_clock")) {
       tunables.scaled_pelt_clock = clock->as_enum({"wall", "scaled"}) == "scaled";
     }
-    k.optional("source");
+    read_optional_source(k);
     k.finish();
   }
 

@@ -277,6 +277,20 @@ TEST_F(ScenarioTest, WrongTypeNamesPointerExpectedAndFound) {
             kFile + ": /processes: expected an array, got an object");
 }
 
+TEST_F(ScenarioTest, SourcesAreNonEmptyStringsWherever) {
+  // A "source" says where an object's numbers come from: text, as in a topology.
+  EXPECT_EQ(error_after([](auto& s) { s["source"] = 3; }),
+            kFile + ": /source: expected a string, got 3");
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["source"] = nlohmann::json::object(); }),
+            kFile + ": /kernel/source: expected a string, got an object");
+  EXPECT_EQ(error_after([](auto& s) { s["processes"][0]["source"] = nullptr; }),
+            kFile + ": /processes/0/source: expected a string, got null");
+  EXPECT_EQ(error_after([](auto& s) { s["clients"][0]["source"] = ""; }),
+            kFile +
+                ": /clients/0/source: expected a non-empty string naming where the numbers come "
+                "from, got \"\"");
+}
+
 TEST_F(ScenarioTest, OutOfRangeValuesNameTheRange) {
   EXPECT_EQ(error_after([](auto& s) { thread_step(s)["priority"] = 100; }),
             kFile + ": /clients/0/iteration/0/priority: expected an integer in [1, 99], got 100");

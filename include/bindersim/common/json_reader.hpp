@@ -103,6 +103,10 @@ class JsonDocument {
   std::shared_ptr<const std::string> name_;
 };
 
+// A "source" field: a non-empty string naming where the numbers of its object come from
+// (datasheet, device tree, measurement or fit); anything else is a ConfigError at the node.
+void check_source(const JsonNode& node);
+
 // Reads one JSON object strictly: keys are taken with required()/optional(), and finish()
 // rejects any key that was not taken, naming the closest valid key.
 class ObjectReader {
