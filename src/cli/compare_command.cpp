@@ -96,15 +96,15 @@ std::size_t top_level_comma(const std::string& text, std::size_t start, const st
     }
   }
   if (quoted || depth > 0) {
-    throw ConfigError(what + " " + text + ": a " + (quoted ? "quote" : "bracket or brace") +
+    throw ConfigError(what + text + ": a " + (quoted ? "quote" : "bracket or brace") +
                       " is left open; expected comma-separated values, each a whole JSON value "
                       "or a plain word");
   }
   return std::string::npos;
 }
 
-// Splits "a,b,c" at its top-level commas (see top_level_comma()); an empty item is a
-// ConfigError naming `what`.
+// Splits "a,b,c" at its top-level commas (see top_level_comma()); an empty or repeated item is
+// a ConfigError that quotes `what` followed by `text` ("--selectors " or "--vary key=").
 std::vector<std::string> split_list(const std::string& text, const std::string& what) {
   std::vector<std::string> items;
   std::size_t start = 0;
@@ -112,10 +112,10 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
     const std::size_t comma = top_level_comma(text, start, what);
     std::string item = text.substr(start, comma - start);
     if (item.empty()) {
-      throw ConfigError(what + " " + text + ": empty item in the comma-separated list");
+      throw ConfigError(what + text + ": empty item in the comma-separated list");
     }
     for (const std::string& seen : items) {
-      if (seen == item) throw ConfigError(what + " " + text + ": \"" + item + "\" given twice");
+      if (seen == item) throw ConfigError(what + text + ": \"" + item + "\" given twice");
     }
     items.push_back(std::move(item));
     if (comma == std::string::npos) break;
@@ -264,7 +264,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     std::vector<std::optional<std::string>> selector_names = {std::nullopt};
     if (vm.count("selectors")) {
       selector_names.clear();
-      for (auto& name : split_list(vm["selectors"].as<std::string>(), "--selectors")) {
+      for (auto& name : split_list(vm["selectors"].as<std::string>(), "--selectors ")) {
         check_option("--selectors", [&] { registry.create(name); });
         selector_names.emplace_back(std::move(name));
       }

@@ -143,6 +143,10 @@ expect_error "an empty selector name" --selectors fifo,,ctabs
 expect_error "--vary without values" --vary kernel.priority_inheritance
 expect_error "--vary with an invalid value" --vary kernel.priority_inheritance=android,bogus
 expect_error "--vary with an unknown key" --vary kernel.nosuch=1,2
+expect_error "--vary with a value given twice" --vary kernel.priority_inheritance=android,android
+check "--vary with a value given twice quotes the option as given" grep -qx \
+  'bindersim compare: --vary kernel.priority_inheritance=android,android: "android" given twice' \
+  "$TMP/err"
 # An open quote or bracket would take the rest of the list into one value.
 expect_error "--vary with a quote left open" --vary 'name=a"b,c'
 expect_error "--vary with a bracket left open" --vary 'processes.*.cpuset=[0,1,[2,3]'
