@@ -202,21 +202,31 @@ void print_binder_throughput(const stats::RunResult& result, int workers, int cl
   out << fmt::format("percentiles: 50%: {}ms 90%: {}ms 95%: {}ms 99%: {}ms\n",
                      ms_value(h.percentile(0.50)), ms_value(h.percentile(0.90)),
                      ms_value(h.percentile(0.95)), ms_value(h.percentile(0.99)));
-  out << fmt::format(
-      "128-bucket midpoints: 50%: {}ms 90%: {}ms 95%: {}ms 99%: {}ms\n",
-      ms_value(legacy_bucket_midpoint_ns(h, 0.50)), ms_value(legacy_bucket_midpoint_ns(h, 0.90)),
-      ms_value(legacy_bucket_midpoint_ns(h, 0.95)), ms_value(legacy_bucket_midpoint_ns(h, 0.99)));
-  const double calls = std::max<double>(1.0, static_cast<double>(result.completed));
+  // Without a call there is no bucket to name, nor anything to divide by: "-".
+  const bool any_call = h.count() > 0;
+  if (any_call) {
+    out << fmt::format(
+        "128-bucket midpoints: 50%: {}ms 90%: {}ms 95%: {}ms 99%: {}ms\n",
+        ms_value(legacy_bucket_midpoint_ns(h, 0.50)), ms_value(legacy_bucket_midpoint_ns(h, 0.90)),
+        ms_value(legacy_bucket_midpoint_ns(h, 0.95)), ms_value(legacy_bucket_midpoint_ns(h, 0.99)));
+  } else {
+    out << "128-bucket midpoints: -\n";
+  }
+  const auto calls = static_cast<double>(result.completed);
   // simpleperf stat -a, then simpleperf stat of the benchmark command.
   for (const auto& [label, c] : {std::pair{"counters (all tasks)", &result.counters},
                                  std::pair{"counters (benchmark)", &result.process_counters}}) {
+    const std::string per_call =
+        result.completed > 0 ? fmt::format("{:.0f} cycles, {:.2f} migrations, {:.2f} switches",
+                                           static_cast<double>(c->cpu_cycles) / calls,
+                                           static_cast<double>(c->migrations) / calls,
+                                           static_cast<double>(c->context_switches) / calls)
+                             : std::string("-");
     out << fmt::format(
         "{}: cpu-cycles {} | cache-references {} | cache-misses {} | cpu-migrations {} | "
-        "context-switches {} | per call: {:.0f} cycles, {:.2f} migrations, {:.2f} switches\n",
+        "context-switches {} | per call: {}\n",
         label, grouped(c->cpu_cycles), grouped(c->cache_refs), grouped(c->cache_misses),
-        grouped(c->migrations), grouped(c->context_switches),
-        static_cast<double>(c->cpu_cycles) / calls, static_cast<double>(c->migrations) / calls,
-        static_cast<double>(c->context_switches) / calls);
+        grouped(c->migrations), grouped(c->context_switches), per_call);
   }
 }
 
