@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -71,6 +72,29 @@ class Sa8155pTest : public ::testing::Test {
   nlohmann::json raw_;
   Topology topology_;
 };
+
+TEST(Sm8850CostsTest, FollowTheCalibratedSa8155pByTheSingleThreadRatio) {
+  // The SM8850's costs are the SA8155P's scaled by its single-thread ratio of 4.3, rounded to
+  // 10 ns, as its "source" says: a refit of the SA8155P that is not carried over fails here.
+  const nlohmann::json sa = read_json(kTopologiesDir / "sa8155p.json").at("costs");
+  const nlohmann::json sm = read_json(kTopologiesDir / "sm8850.json").at("costs");
+  constexpr double kRatio = 4.3;
+  const auto to_10ns = [](double ns) { return std::round(ns / 10.0) * 10.0; };
+  for (const char* key :
+       {"context_switch_ref_ns", "wakeup_ref_ns", "binder_send_ref_ns", "binder_receive_ref_ns",
+        "binder_free_ref_ns", "thread_spawn_ns", "binder_alloc_locked_ref_ns",
+        "binder_free_lookup_locked_ref_ns", "binder_free_locked_ref_ns"}) {
+    EXPECT_EQ(sm.at(key).get<double>(), to_10ns(sa.at(key).get<double>() / kRatio)) << key;
+  }
+  // The same references in less reference time; the miss ratio as it is.
+  EXPECT_NEAR(sm.at("cache_refs_per_ref_us").get<double>(),
+              sa.at("cache_refs_per_ref_us").get<double>() * kRatio, 0.05);
+  EXPECT_EQ(sm.at("base_miss_ratio").get<double>(), sa.at("base_miss_ratio").get<double>());
+  // Page work is bound by memory and TLB maintenance: a third.
+  for (const char* key : {"page_install_ref_ns", "page_reclaim_ref_ns"}) {
+    EXPECT_EQ(sm.at(key).get<double>(), to_10ns(sa.at(key).get<double>() / 3.0)) << key;
+  }
+}
 
 TEST_F(Sa8155pTest, LoadsClustersAndCpus) {
   // 1 + 3 + 4 cores: CPUs 0-3 silver, 4-6 gold, 7 prime.

@@ -18,9 +18,11 @@ Parses every line back and checks that the trace is well formed and self-consist
 - tracing_mark_write slices are balanced per thread.
 
 With --partial (a trace cut by --trace-window) events that refer to what happened before the
-window are accepted, and calls may be left open at the end.
+window are accepted, and calls may be left open at the end. With --open-at-end (a run that
+stopped when its clients were done, while background threads still had calls in flight) only
+the latter is.
 
-usage: check_trace.py TRACE [--partial] [--expect-calls N] [--expect-failed N]
+usage: check_trace.py TRACE [--partial] [--open-at-end] [--expect-calls N] [--expect-failed N]
 Prints a summary and exits 0 when the trace is valid; prints the first problems and exits 1
 otherwise.
 """
@@ -86,8 +88,9 @@ MAX_PROBLEMS = 20
 
 
 class Checker:
-    def __init__(self, partial):
+    def __init__(self, partial, open_at_end=False):
         self.partial = partial
+        self.open_at_end = partial or open_at_end
         self.problems = []
         self.events = Counter()
         self.line_no = 0
@@ -405,7 +408,7 @@ class Checker:
         for pid, count in self.marks.items():
             if count:
                 self.problems.append(f"pid {pid}: {count} trace marker slice(s) never ended")
-        if self.partial:
+        if self.open_at_end:
             return
         for tid, t in self.tx.items():
             if not t["received"] and not t.get("failed"):
@@ -420,12 +423,15 @@ def main():
     parser.add_argument("trace")
     parser.add_argument("--partial", action="store_true",
                         help="the trace covers part of a run (--trace-window)")
+    parser.add_argument("--open-at-end", action="store_true",
+                        help="calls may be in flight when the trace ends (a run that stopped "
+                             "when its clients were done, with background calls in flight)")
     parser.add_argument("--expect-calls", type=int,
                         help="the number of complete two-way calls the trace must show")
     parser.add_argument("--expect-failed", type=int,
                         help="the number of transactions that must end in BR_FAILED_REPLY")
     options = parser.parse_args()
-    checker = Checker(options.partial)
+    checker = Checker(options.partial, options.open_at_end)
     with open(options.trace, encoding="utf-8") as trace:
         first = trace.readline()
         if first.rstrip("\n") != "# tracer: nop":
