@@ -8,17 +8,21 @@
 # Each golden is what `bindersim run --out` writes for a shipped scenario scaled down to
 # 1000 iterations. Two tests compare with them: tests/golden/check_golden.sh (the same run
 # through the CLI and `bindersim check --exact`) and tests/sim/golden_test.cpp (the library
-# path). Both ignore provenance.version. The cases below must match golden_test.cpp's list
-# and the golden checks in tests/CMakeLists.txt.
+# path). Both ignore provenance.version. The cases are every shipped scenario under every
+# selector, as in both tests.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BINDERSIM_BUILD_DIR:-$root/build}"
 iterations=1000
-cases=("schd-dbg fifo" "schd-dbg ctabs" "schd-dbg ctabs-nudge" "sync-wakeup fifo"
-       "binder-throughput fifo" "binder-throughput-pair fifo" "alloc-contention fifo")
 
 cmake --build "$build" --target bindersim
 export BINDERSIM_DATA_DIR="$root"
+# Every shipped scenario under every selector the binary registers.
+mapfile -t selectors < <("$build/bindersim" run --list-selectors | awk '{print $1}')
+cases=()
+for file in "$root"/scenarios/*.json; do
+  for selector in "${selectors[@]}"; do cases+=("$(basename "$file" .json) $selector"); done
+done
 for case in "${cases[@]}"; do
   read -r scenario selector <<<"$case"
   out="$root/tests/golden/$scenario-$selector.json"

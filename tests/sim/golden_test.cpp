@@ -1,18 +1,25 @@
 // Golden results: each shipped scenario, scaled down, under each selector, compared with the
-// result stored in tests/golden/. The model is deterministic, so every field must match
+// result stored in tests/golden/<scenario>-<selector>.json. The model is deterministic, so every field must match
 // exactly except provenance.version; an intended model change regenerates the files with
 // tools/regen-golden.sh (through `bindersim run --out`, with the same cases and iterations as
 // below; tests/golden/check_golden.sh checks the same files through the CLI).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "bindersim/common/data_file.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "sim_fixture.hpp"
 
 namespace bindersim {
 namespace {
+
+// Iterations per client of every golden run (tools/regen-golden.sh writes them with the same).
+constexpr std::int64_t kGoldenIterations = 1000;
 
 struct GoldenCase {
   std::string scenario;
@@ -71,14 +78,20 @@ TEST_P(GoldenTest, MatchesStoredResult) {
       << "tools/regen-golden.sh):" << report;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, GoldenTest,
-                         ::testing::Values(GoldenCase{"schd-dbg", "fifo", 1000},
-                                           GoldenCase{"schd-dbg", "ctabs", 1000},
-                                           GoldenCase{"schd-dbg", "ctabs-nudge", 1000},
-                                           GoldenCase{"sync-wakeup", "fifo", 1000},
-                                           GoldenCase{"binder-throughput", "fifo", 1000},
-                                           GoldenCase{"binder-throughput-pair", "fifo", 1000},
-                                           GoldenCase{"alloc-contention", "fifo", 1000}),
+// Every shipped scenario under every registered selector: a scenario or a selector added
+// without its golden files fails here ("no golden file").
+std::vector<GoldenCase> shipped_cases() {
+  const selectors::SelectorRegistry registry = testing::builtin_registry();
+  std::vector<GoldenCase> cases;
+  for (const std::string& scenario : data_file_names(testing::kSourceDir + "/scenarios")) {
+    for (const auto& entry : registry.entries()) {
+      cases.push_back(GoldenCase{scenario, entry.name, kGoldenIterations});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, GoldenTest, ::testing::ValuesIn(shipped_cases()),
                          [](const ::testing::TestParamInfo<GoldenCase>& param_info) {
                            std::string name =
                                param_info.param.scenario + "_" + param_info.param.selector;
