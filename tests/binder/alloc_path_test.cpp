@@ -225,6 +225,50 @@ TEST(AllocPathTest, ShrinkerReclaimsFreedPagesAndTheNextCallInstallsThemAgain) {
   EXPECT_EQ(without.h.driver.allocator_stats().pages_installed, 2U);
 }
 
+// Two clients call the server one after the other, the second while the server's looper frees
+// the first's request, on a topology whose allocator holds last `hold_ref_ns` (send and free
+// paths' locked parts; each path keeps 500 us of other work), under memory pressure with a
+// scan every millisecond. Returns the allocator statistics at 40 ms.
+stats::AllocatorStats shrink_while_held(SimTime hold_ref_ns) {
+  const auto edit = [hold_ref_ns](nlohmann::json& doc) {
+    nlohmann::json& costs = doc.at("costs");
+    costs["binder_alloc_locked_ref_ns"] = hold_ref_ns;
+    costs["binder_free_locked_ref_ns"] = hold_ref_ns;
+    costs["binder_send_ref_ns"] = hold_ref_ns + 500 * kMicrosecond;
+    costs["binder_free_ref_ns"] = hold_ref_ns + 500 * kMicrosecond;
+  };
+  KernelOptions pressure;
+  pressure.memory_pressure.scan_interval_ns = kMillisecond;
+  DriverHarness h("fifo", pressure, edit);
+  const int server = h.add_server("server", 0);
+  h.pin_loopers("server", {kGold1});
+  const int clients = h.add_client_process();
+  const int first = h.add_thread(clients, "first", kGold0);
+  const int second = h.add_thread(clients, "second", 6);
+  h.call_at(first, 100 * kMicrosecond, server, 10 * kMicrosecond);
+  // The first call's two allocations and the request's free take about 4 x 3.5 ms on the gold
+  // CPUs: the second call's allocation waits for the free and then holds the lock, the freed
+  // request page on the server's LRU, for about 3.5 ms.
+  h.call_at(second, 11 * kMillisecond, server, 10 * kMicrosecond);
+  h.run_until(40 * kMillisecond);
+  EXPECT_EQ(h.user.replies().size(), 2U);
+  return h.driver.allocator_stats();
+}
+
+TEST(AllocPathTest, TheShrinkerSkipsAPageWhoseAllocatorLockIsHeldAndTakesTheOthers) {
+  // binder_alloc_free_page(): a page whose allocator's trylock fails is skipped (LRU_SKIP) and
+  // counted; the walk goes on to the next page. With locked parts of 3 ms the second call's
+  // allocation holds the server's lock across scans while the page it will take back is on the
+  // LRU; the client's freed reply page, under a free lock, is reclaimed. With the shipped
+  // holds (under a microsecond) no scan meets a held lock.
+  const stats::AllocatorStats held = shrink_while_held(3 * kMillisecond);
+  EXPECT_GE(held.shrinker_skips, 1U);
+  EXPECT_GE(held.pages_reclaimed, 1U);
+  const stats::AllocatorStats brief = shrink_while_held(880);
+  EXPECT_EQ(brief.shrinker_skips, 0U);
+  EXPECT_GE(brief.pages_reclaimed, 1U);
+}
+
 TEST(AllocPathTest, AsyncBudgetExhaustionFailsTheOnewaySendAndIsCounted) {
   // The server handles oneway work slowly (one at a time per node), so the buffers of queued
   // oneway sends stay allocated. Six 100 KiB sends: the async budget (half of 1 MiB - 2 pages,

@@ -332,8 +332,10 @@ inline std::unique_ptr<selectors::Selector> make_registry_selector(const std::st
 // 7 prime) with WFI as the only idle state (sched_fixture.hpp's load_sa8155p).
 class DriverHarness {
  public:
-  explicit DriverHarness(const std::string& selector_name = "fifo", KernelOptions options = {})
-      : topology(sched::fixture::load_sa8155p()),
+  // `edit` (if any) changes the topology's document first: other costs for one test.
+  explicit DriverHarness(const std::string& selector_name = "fifo", KernelOptions options = {},
+                         const std::function<void(nlohmann::json&)>& edit = nullptr)
+      : topology(sched::fixture::load_sa8155p(sched::fixture::IdleStates::kWfiOnly, edit)),
         context(topology, 1),
         cost(topology),
         sched(context, cost, placement),

@@ -44,19 +44,24 @@ inline std::uint64_t only(int cpu) { return std::uint64_t{1} << cpu; }
 // ask for all the states.
 enum class IdleStates { kWfiOnly, kAll };
 
-// The SA8155P topology, with only its first idle state (WFI) on every CPU unless told otherwise.
-inline topology::Topology load_sa8155p(IdleStates idle_states = IdleStates::kWfiOnly) {
+// The SA8155P topology, with only its first idle state (WFI) on every CPU unless told otherwise,
+// and `edit` (if any) applied to its document, for a test that needs other numbers.
+inline topology::Topology load_sa8155p(IdleStates idle_states = IdleStates::kWfiOnly,
+                                       const std::function<void(nlohmann::json&)>& edit = nullptr) {
   const std::string dir = std::string(BINDERSIM_SOURCE_DIR) + "/topologies";
   const std::string path = dir + "/sa8155p.json";
-  if (idle_states == IdleStates::kAll) return topology::Topology::load(path, dir);
+  if (idle_states == IdleStates::kAll && !edit) return topology::Topology::load(path, dir);
   std::ifstream in(path);
   nlohmann::json doc = nlohmann::json::parse(in);
-  for (nlohmann::json& cluster : doc.at("clusters")) {
-    nlohmann::json& states = cluster.at("idle_states");
-    states.erase(states.begin() + 1, states.end());
+  if (idle_states == IdleStates::kWfiOnly) {
+    for (nlohmann::json& cluster : doc.at("clusters")) {
+      nlohmann::json& states = cluster.at("idle_states");
+      states.erase(states.begin() + 1, states.end());
+    }
   }
+  if (edit) edit(doc);
   return topology::Topology::from_json(
-      JsonNode(doc, std::make_shared<const std::string>(path + " (WFI only)"), ""));
+      JsonNode(doc, std::make_shared<const std::string>(path + " (edited)"), ""));
 }
 
 // Index of the lowest operating point at or above `khz` (the top one when none is): the
