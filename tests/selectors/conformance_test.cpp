@@ -164,6 +164,8 @@ TEST_P(SelectorConformance, CountsAddUp) {
   EXPECT_EQ(counts.none_idle, empty);
   EXPECT_GT(empty, 0u);
   EXPECT_EQ(counts.nudges_declined, declined);
+  // Whether a nudge is applied is the driver's to count (it writes wake_cpu on a sync
+  // wakeup): a selector that counted its own preferred CPUs as applied would count them twice.
   EXPECT_EQ(counts.nudges_applied, 0u);
 }
 
