@@ -201,7 +201,8 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario option by its dotted path for every column, e.g. --set "
       "clients.0.iterations=1000 (repeatable)")(
-      "jobs,j", po::value<int>(), "runs at once (default: the number of hardware threads)")(
+      "jobs,j", po::value<int>(),
+      "runs at once (default and most: the number of hardware threads)")(
       "out,o", po::value<std::string>(), "write the comparison JSON to FILE")(
       "scenario", po::value<std::string>(), "scenario file or name");
   po::variables_map vm;

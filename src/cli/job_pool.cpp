@@ -32,7 +32,10 @@ std::size_t run_jobs(std::size_t jobs, const std::function<void(std::size_t)>& j
   std::size_t num_threads = 1;
   {
     std::vector<std::thread> threads;
-    std::size_t wanted = std::min(jobs, std::max<std::size_t>(count, 1));
+    // More threads than the machine runs at once only add memory (a stack, an allocator
+    // arena and a simulation each), and with it the risk of running out.
+    const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+    std::size_t wanted = std::min({jobs, std::max<std::size_t>(count, 1), hardware});
     try {
       threads.reserve(wanted);
     } catch (const std::bad_alloc&) {

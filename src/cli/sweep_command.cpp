@@ -171,8 +171,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       "out-dir,d", po::value<std::string>(), "directory of the result files (created if missing)")(
       "shard", po::value<std::string>(), "I/N: run the runs whose index is I modulo N")(
       "index", po::value<std::int64_t>(), "run only the run of index K")(
-      "jobs,j", po::value<int>()->default_value(1), "runs at once")(
-      "runs", po::value<std::string>(), "runs file (from sweep expand)");
+      "jobs,j", po::value<int>()->default_value(1),
+      "runs at once (at most the number of hardware threads)")("runs", po::value<std::string>(),
+                                                               "runs file (from sweep expand)");
   po::variables_map vm;
   if (!parse_options("sweep run", args, options, "runs", vm, err)) return 2;
   if (vm.count("help")) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of `compare --jobs` and `sweep run --jobs` when the system refuses threads
-# (here a limit on address space, each thread's stack taking 8 MB of it): the work runs on the
-# threads that started, with the same output as on one thread.
+# (here a limit on address space, each thread's stack taking 250 MB of it, so that one thread
+# starts beside the main one and the next is refused): the work runs on the threads that
+# started, with the same output as on one thread.
 #
 # usage: thread_limit_test.sh <path to bindersim binary> <repo root>
 # Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
@@ -12,15 +13,20 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 init_test 2 "<path to bindersim binary> <repo root>" "$@"
 cd "$TMP" || exit 2
 
-# limited ARGS...: runs bindersim as run() does, within 400 MB of address space (room for far
-# fewer than 40 threads) and 20 s.
+# limited ARGS...: runs bindersim as run() does, within 400 MB of address space, with 250 MB
+# stacks for new threads (glibc sizes them by the stack limit): room for one, and 20 s.
 limited() {
   (
     ulimit -v 400000
+    ulimit -s 250000
     timeout 20 "$BIN" "$@"
   ) >"$TMP/out" 2>"$TMP/err"
   rc=$?
 }
+# On a machine with more than one hardware thread (the most --jobs runs at once) a second
+# worker was asked for and refused.
+refused_line='on 1 thread(s)'
+(($(nproc) > 1)) || refused_line=
 
 run compare schd-dbg --seeds 40 --set clients.0.iterations=5 --jobs 1 --out one.json
 cp "$TMP/out" one.txt
@@ -31,6 +37,11 @@ elif ! cmp -s one.json many.json || ! cmp -s one.txt "$TMP/out"; then
   fail "compare --jobs 3000 under a memory limit" "the output differs from --jobs 1"
 else
   pass "compare --jobs 3000 under a memory limit: the output of --jobs 1"
+fi
+if [[ -n $refused_line ]] && ! grep -q "$refused_line" "$TMP/err"; then
+  fail "compare --jobs 3000 under a memory limit runs on the one thread granted" "$(cat "$TMP/err")"
+else
+  pass "compare --jobs 3000 under a memory limit runs on the one thread granted"
 fi
 
 cat >threads-sweep.json <<JSON
@@ -46,6 +57,11 @@ elif [[ $(find many -name '*.json' | wc -l) -ne 40 ]] || ! diff -r one many >/de
   fail "sweep run --jobs 3000 under a memory limit" "the result files differ from --jobs 1"
 else
   pass "sweep run --jobs 3000 under a memory limit: the result files of --jobs 1"
+fi
+if [[ -n $refused_line ]] && ! grep -q "$refused_line" "$TMP/err"; then
+  fail "sweep run --jobs 3000 under a memory limit runs on the one thread granted" "$(cat "$TMP/err")"
+else
+  pass "sweep run --jobs 3000 under a memory limit runs on the one thread granted"
 fi
 
 summary
