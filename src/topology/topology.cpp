@@ -120,6 +120,14 @@ SimTime us_to_ns(double microseconds) {
   return static_cast<SimTime>(std::llround(microseconds * 1000.0));
 }
 
+// A positive duration in microseconds, in nanoseconds: one that rounds to 0 ns is refused, as
+// it would be 0 in the model.
+SimTime positive_us_to_ns(const JsonNode& node, double max) {
+  const SimTime ns = us_to_ns(positive_number(node, max));
+  if (ns == 0) node.fail_expected("a positive number of at least 0.0005 (0.5 ns rounds to 1 ns)");
+  return ns;
+}
+
 IdleState read_idle_state(const JsonNode& node) {
   ObjectReader reader = open_object(
       node, {"name", "entry_latency_us", "exit_latency_us", "min_residency_us", "source"});
@@ -127,9 +135,8 @@ IdleState read_idle_state(const JsonNode& node) {
   state.name = read_name(reader.required("name"));
   state.entry_latency_ns =
       us_to_ns(non_negative_number(reader.required("entry_latency_us"), kMaxIdleUs));
-  state.exit_latency_ns = us_to_ns(positive_number(reader.required("exit_latency_us"), kMaxIdleUs));
-  state.min_residency_ns =
-      us_to_ns(positive_number(reader.required("min_residency_us"), kMaxIdleUs));
+  state.exit_latency_ns = positive_us_to_ns(reader.required("exit_latency_us"), kMaxIdleUs);
+  state.min_residency_ns = positive_us_to_ns(reader.required("min_residency_us"), kMaxIdleUs);
   read_source(reader);
   return state;
 }

@@ -532,6 +532,20 @@ TEST_F(Sa8155pTest, IdleStatesMustGetDeeper) {
                                 "expected at least 1 "));
 }
 
+TEST_F(Sa8155pTest, PositiveIdleTimesMustNotRoundToZeroNanoseconds) {
+  // 0.0001 us is positive but 0 ns in the model: refused; 0.0005 us rounds to 1 ns.
+  EXPECT_EQ(error_after([](nlohmann::json& value) {
+              value["clusters"][0]["idle_states"][0]["exit_latency_us"] = 0.0001;
+            }),
+            "topologies/x.json: /clusters/0/idle_states/0/exit_latency_us: expected a positive "
+            "number of at least 0.0005 (0.5 ns rounds to 1 ns), got 0.0001");
+  EXPECT_EQ(error_after([](nlohmann::json& value) {
+              value["clusters"][0]["idle_states"][0]["exit_latency_us"] = 0.0005;
+              value["clusters"][0]["idle_states"][0]["min_residency_us"] = 0.0005;
+            }),
+            "");
+}
+
 TEST_F(Sa8155pTest, LowestOperatingPointIsBoundedBelowTheMaximum) {
   // A silver operating point at 1 kHz (of 1785600) made the CPU's speed zero there: the powersave
   // governor then divided by it. The lowest point is at least 1/100 of the maximum.

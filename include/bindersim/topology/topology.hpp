@@ -90,14 +90,15 @@ struct PlatformCosts {
   SimTime binder_receive_ref_ns = 0;  // return from the read with work (BR_TRANSACTION/REPLY)
   SimTime binder_free_ref_ns = 0;     // BC_FREE_BUFFER
   SimTime thread_spawn_ns = 0;        // userspace creation of a looper after BR_SPAWN_LOOPER
-  // The binder allocator (optional in the file; 0: not modelled). The locked parts are the
-  // share of binder_send_ref_ns / binder_free_ref_ns spent holding the allocator lock.
+  // The binder allocator (optional in the file, 0 when left out: the paths still take and
+  // release the allocator lock, with no work inside it). The locked parts are the share of
+  // binder_send_ref_ns / binder_free_ref_ns spent holding the allocator lock.
   SimTime binder_alloc_locked_ref_ns = 0;        // best-fit search, split, rbtree insert
   SimTime binder_free_lookup_locked_ref_ns = 0;  // the buffer's lookup before the free
   SimTime binder_free_locked_ref_ns = 0;         // merge with neighbours, pages to the LRU
   SimTime page_install_ref_ns = 0;               // per page: zeroed page allocation and PTE insert
   SimTime page_reclaim_ref_ns = 0;               // per page: the shrinker's unmap and free
-  int line_bytes = 64;                           // cache line size
+  int line_bytes = 64;                           // cache line size (required in a topology file)
   double cache_refs_per_ref_us = 0;  // cache references per microsecond of reference work
   double base_miss_ratio = 0;        // misses per reference for warm, steady-state work
 };
