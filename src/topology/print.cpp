@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <boost/range/iterator_range.hpp>
+#include <charconv>
 #include <cstdio>
 #include <initializer_list>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "bindersim/topology/topology.hpp"
@@ -24,6 +26,13 @@ std::string format_decimal(double value) {
   }
   if (text == "-0") text = "0";
   return text;
+}
+
+// A number as the file gives it: the shortest text that reads back as the same double.
+std::string format_shortest(double value) {
+  char buffer[64];
+  const auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return error == std::errc() ? std::string(buffer, end) : format_decimal(value);
 }
 
 std::string format_size(std::int64_t bytes) {
@@ -183,6 +192,26 @@ void print_topology(const Topology& topology, std::ostream& out) {
   }
   idle.print(out);
 
+  out << "\nOperating points (power: the energy model's relative cost at that point)\n";
+  Table opps({"cluster", "MHz", "power", "transition us"}, "lrrr");
+  bool any_opp = false;
+  for (int id = 0; id < topology.num_clusters(); ++id) {
+    const FrequencyDomain& domain = topology.frequency_domain(id);
+    const std::string& cluster = topology.cpu(topology.cluster_cpus(id).front()).cluster_name;
+    for (const Opp& opp : domain.opps) {
+      // The transition latency, the cluster's, on its first row.
+      const bool first = &opp == &domain.opps.front();
+      opps.add({first ? cluster : "", format_decimal(static_cast<double>(opp.freq_khz) / 1000.0),
+                format_shortest(opp.power), first ? format_us(domain.transition_latency_ns) : ""});
+      any_opp = true;
+    }
+  }
+  if (any_opp) {
+    opps.print(out);
+  } else {
+    out << "  none: every cluster runs at its maximum frequency\n";
+  }
+
   out << "\nCaches (latency: load-to-use of a hit)\n";
   Table caches({"cache", "level", "size", "latency ns", "CPUs"}, "lrrrl");
   // Private caches: the same for every CPU of a cluster, shown once per cluster.
@@ -230,9 +259,15 @@ void print_topology(const Topology& topology, std::ostream& out) {
   platform.add({"binder_receive_ref_ns", std::to_string(costs.binder_receive_ref_ns)});
   platform.add({"binder_free_ref_ns", std::to_string(costs.binder_free_ref_ns)});
   platform.add({"thread_spawn_ns", std::to_string(costs.thread_spawn_ns)});
+  platform.add({"binder_alloc_locked_ref_ns", std::to_string(costs.binder_alloc_locked_ref_ns)});
+  platform.add(
+      {"binder_free_lookup_locked_ref_ns", std::to_string(costs.binder_free_lookup_locked_ref_ns)});
+  platform.add({"binder_free_locked_ref_ns", std::to_string(costs.binder_free_locked_ref_ns)});
+  platform.add({"page_install_ref_ns", std::to_string(costs.page_install_ref_ns)});
+  platform.add({"page_reclaim_ref_ns", std::to_string(costs.page_reclaim_ref_ns)});
   platform.add({"line_bytes", std::to_string(costs.line_bytes)});
-  platform.add({"cache_refs_per_ref_us", format_decimal(costs.cache_refs_per_ref_us)});
-  platform.add({"base_miss_ratio", format_decimal(costs.base_miss_ratio)});
+  platform.add({"cache_refs_per_ref_us", format_shortest(costs.cache_refs_per_ref_us)});
+  platform.add({"base_miss_ratio", format_shortest(costs.base_miss_ratio)});
   platform.print(out);
 
   out << "\nTransfer cost, ns per line (row: CPU that wrote the line, column: CPU that reads "

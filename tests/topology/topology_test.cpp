@@ -667,8 +667,27 @@ TEST_F(Sa8155pTest, PrintShowsClustersCachesCostsAndTheTransferMatrix) {
   EXPECT_THAT(text, HasSubstr(topology_.description()));
   for (const char* piece :
        {"silver", "gold", "prime", "cortex-a55", "0-3", "4-6", "1785.6", "core-pc", "909", "3934",
-        "l3", "llcc", "dram", "2 MiB", "context_switch_ref_ns", "thread_spawn_ns"}) {
+        "l3", "llcc", "dram", "2 MiB", "context_switch_ref_ns", "thread_spawn_ns",
+        "binder_alloc_locked_ref_ns", "page_reclaim_ref_ns", "Operating points"}) {
     EXPECT_THAT(text, HasSubstr(piece));
+  }
+  // Numbers as the file gives them: the miss ratio to its last digit.
+  EXPECT_THAT(
+      text,
+      HasSubstr(" " + std::to_string(raw_["costs"]["base_miss_ratio"].get<double>()).substr(0, 6) +
+                "\n"));
+  // Each cluster's lowest operating point opens its rows, with the transition latency.
+  {
+    const nlohmann::json& silver = raw_["clusters"][0]["cpufreq"];
+    std::istringstream lines(text.substr(text.find("Operating points")));
+    std::string line;
+    while (std::getline(lines, line) && !line.starts_with("  silver")) {
+    }
+    EXPECT_EQ(split_words(line),
+              (std::vector<std::string>{
+                  "silver", std::to_string(silver["opps"][0]["freq_khz"].get<int>() / 1000),
+                  std::to_string(silver["opps"][0]["power"].get<int>()),
+                  std::to_string(silver["transition_latency_us"].get<int>())}));
   }
 
   // The matrix: a header of cpu0..cpu7, then one row per writer whose numbers are the costs.
