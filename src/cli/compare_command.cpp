@@ -154,6 +154,7 @@ Vary parse_vary(const std::string& text) {
 struct ColumnPlan {
   io::CompareColumn column;
   workload::Scenario scenario;
+  std::string topology_file;
   std::unique_ptr<const topology::Topology> topology;  // read by every run of the column
   sim::RunOptions options;
 };
@@ -302,9 +303,11 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         if (vary) overrides.push_back(vary->overrides[v]);
         plan.scenario =
             workload::load_scenario(scenario_name, data_dir() / "scenarios", registry, overrides);
+        plan.topology_file =
+            workload::topology_file(plan.scenario, data_dir() / "topologies").string();
         // Constructed in place from load()'s result: a Topology "move" copies its graph.
         plan.topology.reset(new topology::Topology(
-            workload::load_topology(plan.scenario, data_dir() / "topologies")));
+            topology::Topology::load(plan.topology_file, data_dir() / "topologies")));
         plan.options.selector = selector_name;
         plan.options.placement = placement;
         const std::string selector = selector_name.value_or(plan.scenario.kernel.selector);
@@ -330,9 +333,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     if (vm.count("out")) {
       std::vector<NamedInput> inputs = {{"the scenario", base.file}};
       for (const ColumnPlan& plan : plans) {
-        inputs.emplace_back(
-            "a topology of the comparison",
-            workload::topology_file(plan.scenario, data_dir() / "topologies").string());
+        inputs.emplace_back("a topology of the comparison", plan.topology_file);
       }
       check_not_an_input("--out", vm["out"].as<std::string>(), inputs);
     }

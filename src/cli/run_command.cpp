@@ -207,10 +207,11 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     const auto scenario = workload::load_scenario(
         vm["scenario"].as<std::string>(), data_dir() / "scenarios", registry, set_overrides(vm));
-    const auto topology = workload::load_topology(scenario, data_dir() / "topologies");
-    const std::vector<NamedInput> inputs = {
-        {"the scenario", scenario.file},
-        {"the topology", workload::topology_file(scenario, data_dir() / "topologies").string()}};
+    const std::string topology_path =
+        workload::topology_file(scenario, data_dir() / "topologies").string();
+    const auto topology = topology::Topology::load(topology_path, data_dir() / "topologies");
+    const std::vector<NamedInput> inputs = {{"the scenario", scenario.file},
+                                            {"the topology", topology_path}};
     for (const char* option : {"out", "trace"}) {
       if (vm.count(option)) {
         check_not_an_input(std::string("--") + option, vm[option].as<std::string>(), inputs);

@@ -131,16 +131,19 @@ int expand(const std::vector<std::string>& args, std::ostream& out, std::ostream
   selectors::SelectorRegistry registry;
   selectors::register_builtin_selectors(registry);
   const sweep::Sweep spec = sweep::load_sweep(vm["sweep"].as<std::string>());
+  std::vector<std::string> topology_files;
   const auto runs = sweep::expand_sweep(
-      spec, registry, sweep::DataDirs{data_dir() / "scenarios", data_dir() / "topologies"});
+      spec, registry, sweep::DataDirs{data_dir() / "scenarios", data_dir() / "topologies"},
+      &topology_files);
   if (vm.count("out")) {
     // expand_sweep() has loaded the scenario, so its name resolves.
-    check_not_an_input(
-        "--out", vm["out"].as<std::string>(),
-        {{"the sweep", vm["sweep"].as<std::string>()},
-         {"the sweep's scenario",
-          resolve_data_file(spec.scenario, data_dir() / "scenarios", "scenario", "scenarios")
-              .string()}});
+    std::vector<NamedInput> inputs = {
+        {"the sweep", vm["sweep"].as<std::string>()},
+        {"the sweep's scenario",
+         resolve_data_file(spec.scenario, data_dir() / "scenarios", "scenario", "scenarios")
+             .string()}};
+    for (const std::string& file : topology_files) inputs.emplace_back("a run's topology", file);
+    check_not_an_input("--out", vm["out"].as<std::string>(), inputs);
   }
   std::string text;
   for (const sweep::RunSpec& run : runs) text += sweep::run_line(run);

@@ -348,7 +348,7 @@ std::vector<workload::Override> to_overrides(const std::vector<NamedValue>& valu
 }
 
 std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorRegistry& registry,
-                                  const DataDirs& dirs) {
+                                  const DataDirs& dirs, std::vector<std::string>* topology_files) {
   const auto fail_at = [&](const std::string& pointer, const std::string& message) {
     throw ConfigError(sweep.file + ": " + pointer + ": " + message);
   };
@@ -361,8 +361,10 @@ std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorR
     if (!sweep.placement) sched::make_placement(scenario.kernel.placement);
     const std::string topology = workload::topology_reference(scenario);
     if (!checked_topologies.count(topology)) {
-      workload::load_topology(scenario, dirs.topologies);
+      const std::string file = workload::topology_file(scenario, dirs.topologies).string();
+      topology::Topology::load(file, dirs.topologies);
       checked_topologies.insert(topology);
+      if (topology_files) topology_files->push_back(file);
     }
     return scenario;
   };

@@ -187,6 +187,9 @@ expect_input_refused "report --out its input" \
 expect_input_refused "sweep expand --out its scenario" \
   '^bindersim sweep expand: --out: "inputs/s.json" is an input \(the sweep.s scenario\)' \
   sweep expand inputs/sw.json --out inputs/s.json
+expect_input_refused "sweep expand --out its runs' topology" \
+  '^bindersim sweep expand: --out: "inputs/t.json" is an input \(a run.s topology\)' \
+  sweep expand inputs/sw.json --out inputs/t.json
 expect_input_refused "sweep merge --out a result it merges" \
   '^bindersim sweep merge: --out: "inputs/'"$merged"'" is an input \(a result to merge\)' \
   sweep merge inputs/merged --out "inputs/$merged"

@@ -111,9 +111,11 @@ struct DataDirs {
 // outermost, each axis's values in file order), then the selectors, then the seeds
 // (innermost). Before returning anything, loads the scenario under every combination of
 // overrides and checks every selector, placement and topology; an error is a ConfigError
-// naming the sweep file and the JSON pointer of the part at fault.
+// naming the sweep file and the JSON pointer of the part at fault. `topology_files`, if given,
+// receives the file of every topology the runs use, each once, in the order first met.
 std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorRegistry& registry,
-                                  const DataDirs& dirs);
+                                  const DataDirs& dirs,
+                                  std::vector<std::string>* topology_files = nullptr);
 
 // A run as its runs.jsonl line: one JSON object, keys index, run_id, sweep, scenario,
 // scenario_hash, axes ([[name, value], ...]), overrides ([[path, value], ...]), selector,
