@@ -1,8 +1,8 @@
 // Golden results: each shipped scenario, scaled down, under each selector, compared with the
-// result stored in tests/golden/<scenario>-<selector>.json. The model is deterministic, so every field must match
-// exactly except provenance.version; an intended model change regenerates the files with
-// tools/regen-golden.sh (through `bindersim run --out`, with the same cases and iterations as
-// below; tests/golden/check_golden.sh checks the same files through the CLI).
+// result stored in tests/golden/<scenario>-<selector>.json. The model is deterministic, so
+// every field must match exactly except provenance.version; an intended model change regenerates
+// the files with tools/regen-golden.sh (through `bindersim run --out`, with the same cases and
+// iterations as below; tests/golden/check_golden.sh checks the same files through the CLI).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -24,12 +24,11 @@ constexpr std::int64_t kGoldenIterations = 1000;
 struct GoldenCase {
   std::string scenario;
   std::string selector;
-  std::int64_t iterations;
 };
 
 // Printed by GoogleTest for a failing case.
 void PrintTo(const GoldenCase& c, std::ostream* out) {
-  *out << c.scenario << " under " << c.selector << ", " << c.iterations << " iterations";
+  *out << c.scenario << " under " << c.selector << ", " << kGoldenIterations << " iterations";
 }
 
 std::string golden_path(const GoldenCase& c) {
@@ -61,7 +60,7 @@ class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(GoldenTest, MatchesStoredResult) {
   const GoldenCase& c = GetParam();
-  const auto scenario = testing::scaled_scenario(c.scenario, c.iterations);
+  const auto scenario = testing::scaled_scenario(c.scenario, kGoldenIterations);
   nlohmann::json actual = io::result_to_json(testing::run_scenario(scenario, c.selector));
   actual["provenance"].erase("version");
 
@@ -85,7 +84,7 @@ std::vector<GoldenCase> shipped_cases() {
   std::vector<GoldenCase> cases;
   for (const std::string& scenario : data_file_names(testing::kSourceDir + "/scenarios")) {
     for (const auto& entry : registry.entries()) {
-      cases.push_back(GoldenCase{scenario, entry.name, kGoldenIterations});
+      cases.push_back(GoldenCase{scenario, entry.name});
     }
   }
   return cases;
