@@ -197,31 +197,32 @@ void print_binder_throughput(const stats::RunResult& result, int workers, int cl
   out << "binderThroughputTest terms (" << workers << " workers, "
       << grouped(static_cast<std::uint64_t>(iterations)) << " iterations each)\n";
   out << fmt::format("iterations per sec: {:.1f}\n", per_sec);
-  out << fmt::format("average: {}ms worst: {}ms best: {}ms\n",
-                     fmt::format("{:.3f}", h.mean() / 1e6), ms_value(h.max()), ms_value(h.min()));
-  out << fmt::format("percentiles: 50%: {}ms 90%: {}ms 95%: {}ms 99%: {}ms\n",
-                     ms_value(h.percentile(0.50)), ms_value(h.percentile(0.90)),
-                     ms_value(h.percentile(0.95)), ms_value(h.percentile(0.99)));
-  // Without a call there is no bucket to name, nor anything to divide by: "-".
-  const bool any_call = h.count() > 0;
+  // Without a call there is no latency to state, no bucket to name, nor anything to divide the
+  // counters by: "-".
+  const bool any_call = result.completed > 0;
   if (any_call) {
+    out << fmt::format("average: {}ms worst: {}ms best: {}ms\n",
+                       fmt::format("{:.3f}", h.mean() / 1e6), ms_value(h.max()), ms_value(h.min()));
+    out << fmt::format("percentiles: 50%: {}ms 90%: {}ms 95%: {}ms 99%: {}ms\n",
+                       ms_value(h.percentile(0.50)), ms_value(h.percentile(0.90)),
+                       ms_value(h.percentile(0.95)), ms_value(h.percentile(0.99)));
     out << fmt::format(
         "128-bucket midpoints: 50%: {}ms 90%: {}ms 95%: {}ms 99%: {}ms\n",
         ms_value(legacy_bucket_midpoint_ns(h, 0.50)), ms_value(legacy_bucket_midpoint_ns(h, 0.90)),
         ms_value(legacy_bucket_midpoint_ns(h, 0.95)), ms_value(legacy_bucket_midpoint_ns(h, 0.99)));
   } else {
-    out << "128-bucket midpoints: -\n";
+    out << "average: - worst: - best: -\npercentiles: -\n128-bucket midpoints: -\n";
   }
   const auto calls = static_cast<double>(result.completed);
   // simpleperf stat -a, then simpleperf stat of the benchmark command.
   for (const auto& [label, c] : {std::pair{"counters (all tasks)", &result.counters},
                                  std::pair{"counters (benchmark)", &result.process_counters}}) {
     const std::string per_call =
-        result.completed > 0 ? fmt::format("{:.0f} cycles, {:.2f} migrations, {:.2f} switches",
-                                           static_cast<double>(c->cpu_cycles) / calls,
-                                           static_cast<double>(c->migrations) / calls,
-                                           static_cast<double>(c->context_switches) / calls)
-                             : std::string("-");
+        any_call ? fmt::format("{:.0f} cycles, {:.2f} migrations, {:.2f} switches",
+                               static_cast<double>(c->cpu_cycles) / calls,
+                               static_cast<double>(c->migrations) / calls,
+                               static_cast<double>(c->context_switches) / calls)
+                 : std::string("-");
     out << fmt::format(
         "{}: cpu-cycles {} | cache-references {} | cache-misses {} | cpu-migrations {} | "
         "context-switches {} | per call: {}\n",

@@ -470,15 +470,17 @@ TEST(ConsoleTest, BinderThroughputTermsAndBothCounterScopes) {
       << lines[6];
 }
 
-TEST(ConsoleTest, BinderThroughputTermsWithoutCallsNameNoBucketAndNoPerCallValue) {
-  // A run stopped before its first call: no bucket midpoint to name and nothing to divide the
-  // counters by.
+TEST(ConsoleTest, BinderThroughputTermsWithoutCallsStateNoLatencyAndNoPerCallValue) {
+  // A run stopped before its first call: no latency to state, no bucket midpoint to name and
+  // nothing to divide the counters by.
   RunResult r;
   r.counters.cpu_cycles = 112'061;
   std::ostringstream out;
   print_binder_throughput(r, 8, 8, out);
   const std::vector<std::string> lines = lines_of(out.str());
   ASSERT_EQ(lines.size(), 7u) << out.str();
+  EXPECT_EQ(lines[2], "average: - worst: - best: -");
+  EXPECT_EQ(lines[3], "percentiles: -");
   EXPECT_EQ(lines[4], "128-bucket midpoints: -");
   EXPECT_TRUE(contains(lines[5], "cpu-cycles 112,061 |")) << lines[5];
   EXPECT_TRUE(contains(lines[5], "| per call: -")) << lines[5];
