@@ -16,8 +16,10 @@ namespace bindersim::cli {
 // calling thread while worker threads run (a progress display that returns once every job is done).
 // A job that failed with std::bad_alloc while other threads ran is run again alone afterwards: each
 // thread takes address space (its stack, its allocator arena) that one thread alone does not need.
-// So the results do not depend on the number of threads. Returns the number of threads that ran
-// jobs.
+// So the results do not depend on the number of threads. Not handled: memory that runs out while
+// a JSON document is torn down (nlohmann_json's destructor allocates) ends the process; the cap
+// at the hardware threads keeps the memory in use, and so that risk, to what the machine runs.
+// Returns the number of threads that ran jobs (1 as well when the calling thread ran them all).
 std::size_t run_jobs(std::size_t jobs, const std::function<void(std::size_t)>& job,
                      std::vector<std::exception_ptr>& failures,
                      const std::function<void()>& watch = {});

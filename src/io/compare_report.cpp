@@ -159,7 +159,8 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
       values[m].push_back(mean_cell(row.columns[c]));
       value_width[c] = std::max(value_width[c], display_width(values[m].back()));
       deltas[m].push_back(c == 0 ? "" : delta_cell(row.columns[c], several_seeds));
-      any_untested |= deltas[m].back().ends_with(kUntestedMark);
+      const stats::ColumnStats& s = row.columns[c];
+      any_untested |= c != 0 && several_seeds && s.delta_pct && !s.significant;
       delta_width[c] = std::max(delta_width[c], display_width(deltas[m].back()));
     }
   }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of `compare --jobs` and `sweep run --jobs` when the system refuses threads
-# (here a limit on address space, each thread's stack taking 250 MB of it, so that one thread
-# starts beside the main one and the next is refused): the work runs on the threads that
-# started, with the same output as on one thread.
+# (here a limit on address space, each thread's stack taking 250 MB of it, so that at most one
+# worker starts and a second one is refused): the work runs on the threads that started, with
+# the same output as on one thread.
 #
 # usage: thread_limit_test.sh <path to bindersim binary> <repo root>
 # Prints one line per check and a summary "N passed, M failed"; exits non-zero on any failure.
@@ -24,7 +24,8 @@ limited() {
   rc=$?
 }
 # On a machine with more than one hardware thread (the most --jobs runs at once) a second
-# worker was asked for and refused.
+# worker was asked for and refused: the runs report one thread (a worker, or the calling thread
+# when none started).
 refused_line='on 1 thread(s)'
 (($(nproc) > 1)) || refused_line=
 
@@ -39,9 +40,9 @@ else
   pass "compare --jobs 3000 under a memory limit: the output of --jobs 1"
 fi
 if [[ -n $refused_line ]] && ! grep -q "$refused_line" "$TMP/err"; then
-  fail "compare --jobs 3000 under a memory limit runs on the one thread granted" "$(cat "$TMP/err")"
+  fail "compare --jobs 3000 under a memory limit: the refused threads' runs go to one" "$(cat "$TMP/err")"
 else
-  pass "compare --jobs 3000 under a memory limit runs on the one thread granted"
+  pass "compare --jobs 3000 under a memory limit: the refused threads' runs go to one"
 fi
 
 cat >threads-sweep.json <<JSON
@@ -59,9 +60,9 @@ else
   pass "sweep run --jobs 3000 under a memory limit: the result files of --jobs 1"
 fi
 if [[ -n $refused_line ]] && ! grep -q "$refused_line" "$TMP/err"; then
-  fail "sweep run --jobs 3000 under a memory limit runs on the one thread granted" "$(cat "$TMP/err")"
+  fail "sweep run --jobs 3000 under a memory limit: the refused threads' runs go to one" "$(cat "$TMP/err")"
 else
-  pass "sweep run --jobs 3000 under a memory limit runs on the one thread granted"
+  pass "sweep run --jobs 3000 under a memory limit: the refused threads' runs go to one"
 fi
 
 summary
