@@ -722,8 +722,13 @@ void Scheduler::check_preempt(int cpu, int tid, int waker_cpu) {
   const SimTime ipi = remote && waker_cpu >= 0 ? context_.topology.costs().ipi_latency_ns : 0;
   if (r.curr < 0) {
     if (r.available_at > now()) return;  // already being woken
-    const auto& states = context_.topology.cpu(cpu).idle_states;
-    const SimTime exit = states[static_cast<std::size_t>(r.idle_state)].exit_latency_ns;
+    const topology::IdleState& state =
+        context_.topology.cpu(cpu).idle_states[static_cast<std::size_t>(r.idle_state)];
+    SimTime exit = state.exit_latency_ns;
+    if (tunables_.idle_wakeup_after_entry) {
+      // The wakeup reaches the CPU after the IPI; an entry still under way ends first.
+      exit += std::max<SimTime>(0, r.idle_since + state.entry_latency_ns - (now() + ipi));
+    }
     r.available_at = now() + ipi + exit;
     if (t(tid).resume_pending) {
       t(tid).pending_ipi = ipi;
@@ -790,9 +795,11 @@ void Scheduler::schedule_cpu(int cpu) {
   dequeue(cpu, next);
   if (r.idle_since >= 0) {
     // Leaving idle: tell the idle governor how long it lasted.
-    const auto& states = context_.topology.cpu(cpu).idle_states;
-    r.governor.reflect(now() - r.idle_since,
-                       states[static_cast<std::size_t>(r.idle_state)].exit_latency_ns);
+    const topology::IdleState& state =
+        context_.topology.cpu(cpu).idle_states[static_cast<std::size_t>(r.idle_state)];
+    r.governor.reflect(
+        now() - r.idle_since,
+        state.exit_latency_ns + (tunables_.idle_wakeup_after_entry ? state.entry_latency_ns : 0));
     r.idle_history[r.idle_history_next] = now() - r.idle_since;
     r.idle_history_next = (r.idle_history_next + 1) % r.idle_history.size();
     r.idle_since = -1;

@@ -384,6 +384,9 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
     if (auto clock = k.optional("pelt_clock")) {
       tunables.scaled_pelt_clock = clock->as_enum({"wall", "scaled"}) == "scaled";
     }
+    if (auto wakeup = k.optional("idle_wakeup")) {
+      tunables.idle_wakeup_after_entry = wakeup->as_enum({"exit", "after_entry"}) == "after_entry";
+    }
     read_optional_source(k);
     k.finish();
   }

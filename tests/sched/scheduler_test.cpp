@@ -496,6 +496,43 @@ TEST_F(SchedTest, RemoteWakeupOfIdleCpuPaysIpiAndIdleExit) {
   EXPECT_LT(local_start, woken_at + ipi);
 }
 
+// CPU 2 (silver: core power-down enters in 355 us, exits in 909 us) goes idle with no timer
+// armed, so the menu governor powers it down; `after` its idle entry, CPU 0 wakes a task pinned
+// there. Returns the delay from that wakeup to the task running.
+SimTime wakeup_delay_after_idle_entry(bool after_entry, SimTime after) {
+  struct Probe : SchedHarness {
+    explicit Probe(SchedTunables tunables) : SchedHarness(tunables, "mainline", IdleStates::kAll) {}
+    SimTime delay(SimTime after) {
+      const int tid = sleeper(2);
+      EXPECT_EQ(sched_.rq(2).curr, -1);
+      EXPECT_EQ(sched_.rq(2).idle_state, 1);  // core-pc
+      run_until(sched_.rq(2).idle_since + after);
+      const SimTime woken = now();
+      wake(tid, from_cpu(0));
+      run_for(5 * kMillisecond);
+      return owner_.resumes_of(tid).back().time - woken;
+    }
+  };
+  SchedTunables tunables;
+  tunables.idle_wakeup_after_entry = after_entry;
+  return Probe(tunables).delay(after);
+}
+
+TEST(SchedIdleWakeupTest, AWakeupDuringTheEntryWaitsForItWhenToldSo) {
+  // kernel.idle_wakeup: by default (the calibrated model) a wakeup pays the IPI and the exit
+  // latency whenever it comes; with after_entry one that arrives 200 us into the 355 us entry
+  // waits the other 155 us first (the IPI's 3 us inside them). After the entry both pay the
+  // exit latency alone.
+  constexpr SimTime kIpi = 3 * kMicrosecond;
+  constexpr SimTime kEntry = 355 * kMicrosecond;
+  constexpr SimTime kExit = 909 * kMicrosecond;
+  EXPECT_EQ(wakeup_delay_after_idle_entry(false, 200 * kMicrosecond), kIpi + kExit);
+  EXPECT_EQ(wakeup_delay_after_idle_entry(true, 200 * kMicrosecond),
+            kEntry - 200 * kMicrosecond + kExit);
+  EXPECT_EQ(wakeup_delay_after_idle_entry(false, kMillisecond), kIpi + kExit);
+  EXPECT_EQ(wakeup_delay_after_idle_entry(true, kMillisecond), kIpi + kExit);
+}
+
 TEST_F(SchedIdleTest, IdleGovernorSeesTheNextTimerOfTheCpu) {
   // A task sleeping with a timer (nanosleep) arms it on its CPU. When that CPU goes idle, the
   // menu governor expects to stay idle until the timer (nothing has taught it otherwise) and

@@ -160,6 +160,7 @@ TEST_F(ScenarioTest, DocumentedDefaultsApply) {
   EXPECT_TRUE(s.kernel.sched.util_est);
   EXPECT_FALSE(s.kernel.sched.normalise_vruntime_across_rt);
   EXPECT_FALSE(s.kernel.sched.scaled_pelt_clock);
+  EXPECT_FALSE(s.kernel.sched.idle_wakeup_after_entry);
   EXPECT_EQ(s.kernel.selector, "fifo");
   EXPECT_EQ(s.kernel.inheritance, binder::PriorityInheritance::kAndroid);
 
@@ -242,11 +243,13 @@ TEST_F(ScenarioTest, TheKernelsAndLibbindersBehavioursCanBeChosenWhereTheModelDi
   nlohmann::json value = shipped();
   value["kernel"]["vruntime_across_rt"] = "normalised";
   value["kernel"]["pelt_clock"] = "scaled";
+  value["kernel"]["idle_wakeup"] = "after_entry";
   value["processes"][0]["free_before_reply"] = true;
   value["processes"][1]["thread_creation"] = "bionic";
   const Scenario parsed = parse(value);
   EXPECT_TRUE(parsed.kernel.sched.normalise_vruntime_across_rt);
   EXPECT_TRUE(parsed.kernel.sched.scaled_pelt_clock);
+  EXPECT_TRUE(parsed.kernel.sched.idle_wakeup_after_entry);
   EXPECT_TRUE(parsed.processes[0].free_before_reply);
   EXPECT_FALSE(parsed.processes[1].free_before_reply);
   EXPECT_FALSE(parsed.processes[0].bionic_thread_creation);
@@ -255,6 +258,10 @@ TEST_F(ScenarioTest, TheKernelsAndLibbindersBehavioursCanBeChosenWhereTheModelDi
   EXPECT_FALSE(parse(value).kernel.sched.normalise_vruntime_across_rt);
   value["kernel"]["pelt_clock"] = "wall";
   EXPECT_FALSE(parse(value).kernel.sched.scaled_pelt_clock);
+  value["kernel"]["idle_wakeup"] = "exit";
+  EXPECT_FALSE(parse(value).kernel.sched.idle_wakeup_after_entry);
+  EXPECT_EQ(error_after([](auto& s) { s["kernel"]["idle_wakeup"] = "wakeup"; }),
+            kFile + ": /kernel/idle_wakeup: expected one of exit, after_entry, got \"wakeup\"");
   EXPECT_EQ(error_after([](auto& s) { s["kernel"]["pelt_clock"] = "rq"; }),
             kFile + ": /kernel/pelt_clock: expected one of wall, scaled, got \"rq\"");
   EXPECT_EQ(error_after([](auto& s) { s["kernel"]["vruntime_across_rt"] = "relative"; }),
@@ -425,7 +432,7 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
   EXPECT_EQ(error_after([](auto& s) { s["kernel"]["selecter"] = "ctabs"; }),
             kFile +
                 ": /kernel/selecter: unknown key (did you mean \"selector\"?); valid keys: "
-                "alloc_lock, alloc_page_install, cpufreq_governor, memory_pressure, "
+                "alloc_lock, alloc_page_install, cpufreq_governor, idle_wakeup, memory_pressure, "
                 "misfit_migration, newidle_balance, pelt_clock, periodic_balance, placement, "
                 "priority_inheritance, sched_util_clamp_min_rt_default, schedutil_rate_limit_us, "
                 "selector, source, util_est, vruntime_across_rt");

@@ -101,6 +101,13 @@ struct SchedTunables {
   // wall clock when it idles, less the idle time lost to running fully busy; utilisation
   // accrues towards 1024 by it. docs/model.md, "PELT".
   bool scaled_pelt_clock = false;
+  // What a wakeup of an idle CPU waits for. false (the calibrated model): the state's exit
+  // latency (the device tree's exit-latency-us). true: a wakeup that arrives while the CPU is
+  // still entering the state first waits for the entry to end (entry-latency-us from the idle
+  // entry; the binding guarantees the exit latency only after it), and the idle governor
+  // deducts entry + exit from the periods it measures, as the kernel's cpuidle table holds
+  // (dt_idle_states.c without wakeup-latency-us). docs/model.md, "Idle governor".
+  bool idle_wakeup_after_entry = false;
   Governor governor = Governor::kPerformance;
   // schedutil's rate_limit_us: no new frequency request sooner than this after the last one.
   SimTime schedutil_rate_limit_ns = engine::kMillisecond;
