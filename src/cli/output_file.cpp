@@ -66,6 +66,9 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 }
 
 bool same_file(const std::string& a, const std::string& b) {
+  // Two existing names of one file (hard links too) are the same file by device and inode.
+  std::error_code link_error;
+  if (std::filesystem::equivalent(a, b, link_error) && !link_error) return true;
   const auto resolved = [](const std::string& path) {
     std::error_code error;
     auto absolute = std::filesystem::absolute(path, error);

@@ -17,7 +17,8 @@ std::string temporary_path(const std::string& path);
 // `path`, so that a reader never sees a partial file. Failure is a ConfigError naming the path.
 void write_file_atomically(const std::string& path, const std::string& content);
 
-// True when `a` and `b` name the same file, whether or not it exists yet.
+// True when `a` and `b` name the same file, whether or not it exists yet: the same existing file
+// (through symbolic or hard links), or the same path once resolved.
 bool same_file(const std::string& a, const std::string& b);
 
 // An input of a command: what it is ("the scenario") and its path.

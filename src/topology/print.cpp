@@ -28,10 +28,12 @@ std::string format_decimal(double value) {
   return text;
 }
 
-// A number as the file gives it: the shortest text that reads back as the same double.
+// A number as a file would give it: the shortest decimal text (no exponent) that reads back as
+// the same double.
 std::string format_shortest(double value) {
-  char buffer[64];
-  const auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  char buffer[400];  // the longest fixed form of a double (about 330 characters) fits
+  const auto [end, error] =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed);
   return error == std::errc() ? std::string(buffer, end) : format_decimal(value);
 }
 

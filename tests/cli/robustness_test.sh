@@ -175,6 +175,10 @@ expect_input_refused() {
 expect_input_refused "run --out the scenario" \
   '^bindersim: --out: "inputs/s.json" is an input \(the scenario\); expected another file$' \
   run inputs/s.json "${SHORT[@]}" --out inputs/s.json
+ln inputs/s.json inputs/hard-link.json
+expect_input_refused "run --out a hard link to the scenario" \
+  '^bindersim: --out: "inputs/hard-link.json" is an input \(the scenario\)' \
+  run inputs/s.json "${SHORT[@]}" --out inputs/hard-link.json
 expect_input_refused "run --trace the topology, by another path" \
   '^bindersim: --trace: "inputs/../inputs/t.json" is an input \(the topology\)' \
   run inputs/s.json "${SHORT[@]}" --trace inputs/../inputs/t.json
