@@ -145,7 +145,7 @@ Vary parse_vary(const std::string& text) {
   }
   vary.values = split_list(text.substr(equals + 1), "--vary " + vary.key + "=");
   for (const std::string& value : vary.values) {
-    vary.overrides.push_back(workload::parse_override(vary.key + "=" + value));
+    vary.overrides.push_back(workload::parse_override(vary.key + "=" + value, "--vary"));
   }
   return vary;
 }
@@ -241,8 +241,8 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     // A --set of the varied key would be overridden by each column's value without a word.
     for (const workload::Override& o : base_overrides) {
       if (vary && o.path == vary->key) {
-        throw ConfigError("--vary " + vary->key + ": " + vary->key + " is also set by --set " +
-                          o.text + "; drop one of them");
+        throw ConfigError("--vary " + vary->key + ": " + vary->key + " is also set by " + o.text +
+                          "; drop one of them");
       }
     }
     std::optional<std::string> placement;

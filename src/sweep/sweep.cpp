@@ -42,7 +42,7 @@ std::string dump(const json& value) {
 // Checks the syntax of a dotted path as --set does; a bad one fails at `node`.
 void check_path(const JsonNode& node, const std::string& path, const json& value) {
   try {
-    workload::parse_override(path + "=" + dump(value));
+    workload::parse_override(path + "=" + dump(value), "");
   } catch (const ConfigError& error) {
     node.fail(error.what());
   }

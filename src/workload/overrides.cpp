@@ -36,21 +36,22 @@ bool is_one_line_of_utf8(const std::string& text) {
 
 }  // namespace
 
-Override parse_override(const std::string& text) {
-  // Messages quote the text as given: it must be one line of UTF-8.
+Override parse_override(const std::string& text, std::string_view option) {
+  // Messages quote the text as given, after its option: it must be one line of UTF-8.
+  const std::string given = option.empty() ? std::string() : std::string(option) + " ";
   if (!is_one_line_of_utf8(text)) {
-    throw ConfigError("--set " + quote_text(text) +
+    throw ConfigError(given + quote_text(text) +
                       ": expected KEY=VALUE as UTF-8 text without control characters");
   }
   const std::size_t equals = text.find('=');
   if (equals == std::string::npos || equals == 0) {
-    throw ConfigError("--set " + text + ": expected KEY=VALUE (e.g. kernel.placement=mainline)");
+    throw ConfigError(given + text + ": expected KEY=VALUE (e.g. kernel.placement=mainline)");
   }
   Override result;
-  result.text = text;
+  result.text = given + text;
   result.path = text.substr(0, equals);
   for (const auto& part : split_path(result.path)) {
-    if (part.empty()) throw ConfigError("--set " + text + ": empty key in \"" + result.path + "\"");
+    if (part.empty()) throw ConfigError(result.text + ": empty key in \"" + result.path + "\"");
   }
   const std::string value = text.substr(equals + 1);
   bool too_deep = false;
@@ -63,13 +64,13 @@ Override parse_override(const std::string& text) {
   };
   result.value = nlohmann::json::parse(value, limit_depth, /*allow_exceptions=*/false);
   if (too_deep) {
-    throw ConfigError("--set " + quote_text(text) + ": expected a value nested at most " +
+    throw ConfigError(given + quote_text(text) + ": expected a value nested at most " +
                       std::to_string(kMaxJsonDepth) + " levels deep");
   }
   if (result.value.is_discarded()) {
     result.value = value;  // a plain string
   } else {
-    check_unique_keys(value, "--set " + text);  // as strictly as a scenario file
+    check_unique_keys(value, result.text);  // as strictly as a scenario file
   }
   return result;
 }
@@ -112,7 +113,7 @@ void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::si
           index >= at->size()) {
         std::string array_path;
         for (std::size_t j = 0; j < i; ++j) array_path += (j ? "." : "") + parts[j];
-        throw ConfigError("--set " + o.text + ": \"" + part + "\" is not an index of the " +
+        throw ConfigError(o.text + ": \"" + part + "\" is not an index of the " +
                           std::to_string(at->size()) + "-element array \"" + array_path +
                           "\" (or * for every element)");
       }
@@ -124,16 +125,15 @@ void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::si
       if (!last && !at->contains(part) && is_array_position(parts[i + 1])) {
         const std::string& missing = created.empty() ? here : created;
         const std::size_t dot = missing.rfind('.');
-        throw ConfigError("--set " + o.text + ": " +
-                          (dot == std::string::npos ? "the scenario" : missing.substr(0, dot)) +
-                          " has no \"" + missing.substr(dot == std::string::npos ? 0 : dot + 1) +
-                          "\", so \"" + parts[i + 1] + "\" after \"" + part +
-                          "\" addresses no element");
+        throw ConfigError(
+            o.text + ": " + (dot == std::string::npos ? "the scenario" : missing.substr(0, dot)) +
+            " has no \"" + missing.substr(dot == std::string::npos ? 0 : dot + 1) + "\", so \"" +
+            parts[i + 1] + "\" after \"" + part + "\" addresses no element");
       }
       if (created.empty() && !at->contains(part)) created = here;
       at = &(*at)[part];  // created when missing; the strict parser judges it
     } else {
-      throw ConfigError("--set " + o.text + ": \"" + part + "\" is below a value that is " +
+      throw ConfigError(o.text + ": \"" + part + "\" is below a value that is " +
                         "neither an object nor an array");
     }
     where += (where.empty() ? "" : ".") + part;

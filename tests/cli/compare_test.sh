@@ -143,6 +143,9 @@ expect_error "an empty selector name" --selectors fifo,,ctabs
 expect_error "--vary without values" --vary kernel.priority_inheritance
 expect_error "--vary with an invalid value" --vary kernel.priority_inheritance=android,bogus
 expect_error "--vary with an unknown key" --vary kernel.nosuch=1,2
+expect_error "--vary with a bad index" --vary clients.00.iterations=20,30
+check "--vary with a bad index names --vary" grep -q '^bindersim compare: --vary clients.00.iterations=20: "00" is not an index' \
+  "$TMP/err"
 expect_error "--vary with a value given twice" --vary kernel.priority_inheritance=android,android
 check "--vary with a value given twice quotes the option as given" grep -qx \
   'bindersim compare: --vary kernel.priority_inheritance=android,android: "android" given twice' \

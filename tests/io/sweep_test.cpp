@@ -294,7 +294,7 @@ TEST_F(SweepTest, ErrorsNameTheFileAndThePointer) {
        "sweeps/test.json: /axes/0/values/1: "},
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1,
            "axes": [{"key": "clients.7.iterations", "values": [1]}]})",
-       "sweeps/test.json: /axes/0/values/0: --set clients.7.iterations=1: \"7\" is not an index"},
+       "sweeps/test.json: /axes/0/values/0: clients.7.iterations=1: \"7\" is not an index"},
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1,
            "set": {"kernel.nosuch": 1}})",
        "sweeps/test.json: /set: "},

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -12,12 +13,14 @@ namespace bindersim::workload {
 struct Override {
   std::string path;  // dotted: object keys, or array indices for arrays
   nlohmann::json value;
-  std::string text;  // as given, for messages
+  std::string text;  // as given, with the option that gave it ("--set k=v"), for messages
 };
 
-// Parses "KEY=VALUE". VALUE is read as JSON when it is valid JSON (numbers, true, false,
-// objects, quoted strings) and as a plain string otherwise. Bad syntax is a ConfigError.
-Override parse_override(const std::string& text);
+// Parses "KEY=VALUE", given by `option` ("--set", "--vary"; empty for a sweep file, whose
+// messages name the JSON pointer instead). VALUE is read as JSON when it is valid JSON
+// (numbers, true, false, objects, quoted strings) and as a plain string otherwise. Bad syntax is
+// a ConfigError that names the option.
+Override parse_override(const std::string& text, std::string_view option = "--set");
 
 // Applies `overrides` to the document in order. "*" in place of an array index applies the
 // rest of the path to every element (clients.*.iterations=100). A path that runs into a missing
