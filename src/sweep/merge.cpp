@@ -465,6 +465,25 @@ void print_sweep_tables(const SweepSummary& summary, std::ostream& out) {
                       column.missing_seeds.size() > 1 ? "s" : "", seeds_list(column.missing_seeds));
     }
     if (!missing.empty()) out << "missing runs: " << missing << '\n';
+    // Without the runs file a missing run is unknown, but a seed that other columns of the
+    // point have and this one lacks shows one.
+    std::string uneven;
+    for (const SweepColumn& column : point.columns) {
+      std::vector<std::uint64_t> lacking;
+      for (const std::uint64_t seed : seeds) {
+        const bool merged = std::binary_search(column.seeds.begin(), column.seeds.end(), seed);
+        const bool listed = std::find(column.missing_seeds.begin(), column.missing_seeds.end(),
+                                      seed) != column.missing_seeds.end();
+        if (!merged && !listed) lacking.push_back(seed);
+      }
+      if (lacking.empty()) continue;
+      uneven += fmt::format("{}{} seed{} {}", uneven.empty() ? "" : "; ", column.label,
+                            lacking.size() > 1 ? "s" : "", seeds_list(lacking));
+    }
+    if (!uneven.empty()) {
+      out << "no result for " << uneven << " (which other columns have; --runs lists every "
+          << "missing run)\n";
+    }
     out << '\n';
   }
 }

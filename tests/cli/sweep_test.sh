@@ -191,8 +191,12 @@ d = json.load(open(sys.argv[1]))
 sys.exit(not (d["runs"]["merged"] == 7 and [m["run_id"] for m in d["runs"]["missing"]] ==
               [sys.argv[2]] and d["points"][1]["columns"][0]["missing_seeds"] == [2]))' \
   "$TMP/summary-partial.json" "${run5[0]}"
+check "with --runs, the gap is not named twice" test "$(grep -c '^no result for' "$TMP/out")" -eq 0
 run sweep merge "$TMP/partial"
 check "without --runs, merge of the same directory exits 0" test "$rc" -eq 0
+check "without --runs, the table names the seed its column lacks" grep -q \
+  '^no result for fifo seed 2 (which other columns have; --runs lists every missing run)$' \
+  "$TMP/out"
 # 24 runs (6 seeds), none done: stderr names the first 20 and counts the others.
 python3 -S -c 'import json, sys; d = json.load(open(sys.argv[1])); d["seeds"] = 6
 json.dump(d, open(sys.argv[2], "w"))' "$SWEEP" "$TMP/wide.json"
