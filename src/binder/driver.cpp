@@ -163,6 +163,7 @@ void Driver::call(int tid, int target_proc, int node, std::int64_t payload_bytes
   x.started = sched_.now();
   x.cookie = cookie;
   x.client_start = sched_.task(tid).times;
+  x.client_locks_start = locks_.wait_totals(tid);
   t.pending = id;
   const auto& costs = context_.topology.costs();
   if (auto* tracer = context_.tracer) {
@@ -527,6 +528,7 @@ void Driver::mark_server(int tid, Transaction& x) {
   if (x.server_marked) return;
   x.server_marked = true;
   x.server_start = sched_.task(tid).times;
+  x.server_locks_start = locks_.wait_totals(tid);
   x.server_user_start = th(tid).user_work;
 }
 
@@ -557,19 +559,23 @@ void Driver::deliver_to_user(int tid) {
   CallRecord record = call_record(call);
   record.failed = x.failed;
   {
-    // The caller's share (send and receive paths, switches, stalls, its wait to run after the
-    // reply's wakeup) plus the server's; the rest of the round trip is "other".
+    // The caller's share (send and receive paths, switches, stalls, lock waits, its wait to run
+    // after the reply's wakeup) plus the server's; the rest of the round trip is "other". A
+    // spin for a lock is the thread's work to the scheduler: it is a lock wait here.
     const sched::TimeAccount& now_times = sched_.task(tid).times;
+    const KernelLocks::WaitTotals now_locks = locks_.wait_totals(tid);
     stats::Breakdown b = call.server_part;
     b.kernel_ns += (now_times.work - call.client_start.work) +
-                   (now_times.switch_stall - call.client_start.switch_stall);
+                   (now_times.switch_stall - call.client_start.switch_stall) -
+                   (now_locks.spun - call.client_locks_start.spun);
+    b.lock_wait_ns += now_locks.waited - call.client_locks_start.waited;
     b.cache_refill_ns += now_times.cache_stall - call.client_start.cache_stall;
     b.wakeup_ipi_ns += now_times.wait_ipi - call.client_start.wait_ipi;
     b.idle_exit_ns += now_times.wait_idle_exit - call.client_start.wait_idle_exit;
     b.runqueue_wait_ns += now_times.wait_rq - call.client_start.wait_rq;
-    b.other_ns =
-        (record.finished - record.started) - (b.kernel_ns + b.cache_refill_ns + b.wakeup_ipi_ns +
-                                              b.idle_exit_ns + b.runqueue_wait_ns + b.service_ns);
+    b.other_ns = (record.finished - record.started) -
+                 (b.kernel_ns + b.cache_refill_ns + b.wakeup_ipi_ns + b.idle_exit_ns +
+                  b.runqueue_wait_ns + b.lock_wait_ns + b.service_ns);
     record.breakdown = b;
   }
   BSIM_CHECK(!t.stack.empty() && t.stack.back() == call_id);
@@ -617,8 +623,11 @@ void Driver::do_reply(int tid) {
     const SimTime service = t.user_work - call.server_user_start;
     stats::Breakdown& part = call.server_part;
     part.service_ns = service;
+    const KernelLocks::WaitTotals now_locks = locks_.wait_totals(tid);
     part.kernel_ns = (now_times.work - call.server_start.work - service) +
-                     (now_times.switch_stall - call.server_start.switch_stall);
+                     (now_times.switch_stall - call.server_start.switch_stall) -
+                     (now_locks.spun - call.server_locks_start.spun);
+    part.lock_wait_ns = now_locks.waited - call.server_locks_start.waited;
     part.cache_refill_ns = now_times.cache_stall - call.server_start.cache_stall;
     part.wakeup_ipi_ns = now_times.wait_ipi - call.server_start.wait_ipi;
     part.idle_exit_ns = now_times.wait_idle_exit - call.server_start.wait_idle_exit;

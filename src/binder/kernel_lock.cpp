@@ -68,7 +68,8 @@ bool KernelLocks::acquire(int tid, int lock_id) {
   ++lock.stats->contended;
   thread.waiting_for = lock_id;
   watch(tid);
-  lock.waiters.push_back(Waiter{tid, WaitState::kSpinning, sched_.now(), 0, false});
+  lock.waiters.push_back(
+      Waiter{tid, WaitState::kSpinning, sched_.now(), 0, false, accounted(tid), 0});
   wait_or_spin(lock_id, lock.waiters.back());
   update_episodes(lock);
   return false;
@@ -163,6 +164,19 @@ void KernelLocks::wait_or_spin(int lock_id, Waiter& waiter) {
   }
 }
 
+SimTime KernelLocks::accounted(int tid) const {
+  const sched::TimeAccount& t = sched_.task(tid).times;
+  return t.work + t.switch_stall + t.cache_stall + t.wait_ipi + t.wait_idle_exit + t.wait_rq;
+}
+
+void KernelLocks::record_wait(Lock& lock, const Waiter& waiter) {
+  const SimTime span = sched_.now() - waiter.since;
+  lock.stats->wait_ns.record(span);
+  // Asleep: the span less everything accounted meanwhile; spinning: accounted as work.
+  const SimTime asleep = span - (accounted(waiter.tid) - waiter.accounted_at_since);
+  ts(waiter.tid).totals.waited += asleep + waiter.spun;
+}
+
 void KernelLocks::spin(int tid, Waiter& waiter) {
   waiter.state = WaitState::kSpinning;
   waiter.spin_mark = sched_.task(tid).times.work;
@@ -172,7 +186,10 @@ void KernelLocks::spin(int tid, Waiter& waiter) {
 void KernelLocks::stop_spin(Waiter& waiter) {
   if (waiter.state != WaitState::kSpinning) return;
   Lock& lock = lk(ts(waiter.tid).waiting_for);
-  lock.stats->spin_ns += sched_.task(waiter.tid).times.work - waiter.spin_mark;
+  const SimTime spun = sched_.task(waiter.tid).times.work - waiter.spin_mark;
+  lock.stats->spin_ns += spun;
+  ts(waiter.tid).totals.spun += spun;
+  waiter.spun += spun;
   waiter.spin_mark = sched_.task(waiter.tid).times.work;
 }
 
@@ -211,7 +228,7 @@ bool KernelLocks::release(int tid, int lock_id) {
       const int next_tid = next.tid;
       sched_.replace_work(next_tid, 0);
       stop_spin(next);
-      lock.stats->wait_ns.record(sched_.now() - next.since);
+      record_wait(lock, next);
       lock.waiters.pop_front();
       grant(lock, ts(next_tid), next_tid);  // its wait ends at its segment's end (on_work_done)
     }
@@ -270,7 +287,7 @@ void KernelLocks::on_work_done(int tid) {
     Waiter* w = find_waiter(lock, tid);
     if (w != nullptr) {
       stop_spin(*w);
-      lock.stats->wait_ns.record(sched_.now() - w->since);
+      record_wait(lock, *w);
       remove_waiter(lock, tid);
       // A handed-off owner was counted at the grant in name only: count it now.
       lock.owned_since = sched_.now();
@@ -288,7 +305,7 @@ void KernelLocks::on_work_done(int tid) {
                         (lock.kind == LockKind::kMutex || &lock.waiters.front() == w);
   if (may_take) {
     stop_spin(*w);
-    lock.stats->wait_ns.record(sched_.now() - w->since);
+    record_wait(lock, *w);
     remove_waiter(lock, tid);
     ThreadState& thread = ts(tid);
     thread.waiting_for = -1;

@@ -27,7 +27,7 @@ constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
 
 // Colours (palette indices) of the tiers, the breakdown parts and the selection decisions.
 constexpr std::array<std::size_t, stats::kNumTiers> kTierColours = {2, 0, 1};
-constexpr std::array<std::size_t, kBreakdownParts.size()> kPartColours = {0, 1, 2, 3, 4, 5, 7};
+constexpr std::array<std::size_t, kBreakdownParts.size()> kPartColours = {0, 1, 2, 3, 6, 4, 5, 7};
 constexpr std::array<std::size_t, 4> kSelectionColours = {2, 0, 1, 7};
 constexpr std::array<std::string_view, 4> kSelectionLabels = {
     "same CPU", "same cluster", "other cluster or never ran", "no idle thread (queued)"};

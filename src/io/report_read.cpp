@@ -394,10 +394,9 @@ std::optional<double> pooled_share(const ReportPolicy& policy, stats::SchedClass
   return static_cast<double>(tier_count(policy, sched_class, tier)) / static_cast<double>(total);
 }
 
-std::optional<std::array<double, 7>> tier_breakdown(const ReportPolicy& policy,
-                                                    stats::SchedClass sched_class,
-                                                    stats::Tier tier) {
-  std::array<double, 7> sums{};
+std::optional<std::array<double, kBreakdownParts.size()>> tier_breakdown(
+    const ReportPolicy& policy, stats::SchedClass sched_class, stats::Tier tier) {
+  std::array<double, kBreakdownParts.size()> sums{};
   std::uint64_t calls = 0;
   for (const ResultDocument& run : policy.runs) {
     const TierFields& f = run.tier(sched_class, tier);

@@ -227,36 +227,41 @@ TEST(AllocPathTest, ShrinkerReclaimsFreedPagesAndTheNextCallInstallsThemAgain) {
 }
 
 // Two clients call the server one after the other, the second while the server's looper frees
-// the first's request, under memory pressure with a scan every millisecond, on the shipped
+// the first's request, under memory pressure (a scan every millisecond) or not, on the shipped
 // topology or, with `hold_ref_ns`, on one whose allocator holds last that long (send and free
-// paths' locked parts; each path keeps 500 us of other work). Returns the allocator statistics
-// at 40 ms.
-stats::AllocatorStats shrink_while_held(std::optional<SimTime> hold_ref_ns) {
-  const auto edit = [hold_ref_ns](nlohmann::json& doc) {
-    if (!hold_ref_ns) return;
-    nlohmann::json& costs = doc.at("costs");
-    costs["binder_alloc_locked_ref_ns"] = *hold_ref_ns;
-    costs["binder_free_locked_ref_ns"] = *hold_ref_ns;
-    costs["binder_send_ref_ns"] = *hold_ref_ns + 500 * kMicrosecond;
-    costs["binder_free_ref_ns"] = *hold_ref_ns + 500 * kMicrosecond;
-  };
-  KernelOptions pressure;
-  pressure.memory_pressure.scan_interval_ns = kMillisecond;
-  DriverHarness h("fifo", pressure, edit);
-  const int server = h.add_server("server", 0);
-  h.pin_loopers("server", {kGold1});
-  const int clients = h.add_client_process();
-  const int first = h.add_thread(clients, "first", kGold0);
-  const int second = h.add_thread(clients, "second", 6);
-  h.call_at(first, 100 * kMicrosecond, server, 10 * kMicrosecond);
-  // The first call's two allocations and the request's free take about 4 x 3.5 ms on the gold
-  // CPUs: the second call's allocation waits for the free and then holds the lock, the freed
-  // request page on the server's LRU, for about 3.5 ms.
-  h.call_at(second, 11 * kMillisecond, server, 10 * kMicrosecond);
-  h.run_until(40 * kMillisecond);
-  EXPECT_EQ(h.user.replies().size(), 2U);
-  return h.driver.allocator_stats();
-}
+// paths' locked parts; each path keeps 500 us of other work). Runs to 40 ms.
+struct HeldLocks {
+  HeldLocks(std::optional<SimTime> hold_ref_ns, bool pressure)
+      : h("fifo", options(pressure), [hold_ref_ns](nlohmann::json& doc) {
+          if (!hold_ref_ns) return;
+          nlohmann::json& costs = doc.at("costs");
+          costs["binder_alloc_locked_ref_ns"] = *hold_ref_ns;
+          costs["binder_free_locked_ref_ns"] = *hold_ref_ns;
+          costs["binder_send_ref_ns"] = *hold_ref_ns + 500 * kMicrosecond;
+          costs["binder_free_ref_ns"] = *hold_ref_ns + 500 * kMicrosecond;
+        }) {
+    const int server = h.add_server("server", 0);
+    h.pin_loopers("server", {kGold1});
+    const int clients = h.add_client_process();
+    first = h.add_thread(clients, "first", kGold0);
+    second = h.add_thread(clients, "second", 6);
+    h.call_at(first, 100 * kMicrosecond, server, 10 * kMicrosecond);
+    // The first call's two allocations and the request's free take about 4 x 3.5 ms on the
+    // gold CPUs: the second call's allocation waits for the free and then holds the lock, the
+    // freed request page on the server's LRU, for about 3.5 ms.
+    h.call_at(second, 11 * kMillisecond, server, 10 * kMicrosecond);
+    h.run_until(40 * kMillisecond);
+    EXPECT_EQ(h.user.replies().size(), 2U);
+  }
+  static KernelOptions options(bool pressure) {
+    KernelOptions options;
+    if (pressure) options.memory_pressure.scan_interval_ns = kMillisecond;
+    return options;
+  }
+  DriverHarness h;
+  int first = -1;
+  int second = -1;
+};
 
 TEST(AllocPathTest, TheShrinkerSkipsAPageWhoseAllocatorLockIsHeldAndTakesTheOthers) {
   // binder_alloc_free_page(): a page whose allocator's trylock fails is skipped (LRU_SKIP) and
@@ -264,12 +269,35 @@ TEST(AllocPathTest, TheShrinkerSkipsAPageWhoseAllocatorLockIsHeldAndTakesTheOthe
   // allocation holds the server's lock across scans while the page it will take back is on the
   // LRU; the client's freed reply page, under a free lock, is reclaimed. With the shipped
   // holds (under a microsecond) no scan meets a held lock.
-  const stats::AllocatorStats held = shrink_while_held(3 * kMillisecond);
+  const stats::AllocatorStats held = HeldLocks(3 * kMillisecond, true).h.driver.allocator_stats();
   EXPECT_GE(held.shrinker_skips, 1U);
   EXPECT_GE(held.pages_reclaimed, 1U);
-  const stats::AllocatorStats brief = shrink_while_held(std::nullopt);
+  const stats::AllocatorStats brief = HeldLocks(std::nullopt, true).h.driver.allocator_stats();
   EXPECT_EQ(brief.shrinker_skips, 0U);
   EXPECT_GE(brief.pages_reclaimed, 1U);
+}
+
+TEST(AllocPathTest, ACallThatWaitsForTheAllocatorLockCountsTheWaitAsLockWait) {
+  // The second call's send path finds the server's allocator lock held by the looper's 3 ms
+  // free, with about 0.9 ms of it left: it waits that long (asleep on the mutex), which its
+  // breakdown shows as lock wait, not as kernel work or "other". The first call waits for
+  // nothing. The parts still add up to the round trip.
+  HeldLocks run(3 * kMillisecond, false);
+  const auto replies = run.h.user.replies();
+  ASSERT_EQ(replies.size(), 2U);
+  for (const auto& reply : replies) {
+    const stats::Breakdown& b = reply.record.breakdown;
+    const SimTime parts = b.kernel_ns + b.wakeup_ipi_ns + b.idle_exit_ns + b.runqueue_wait_ns +
+                          b.lock_wait_ns + b.cache_refill_ns + b.service_ns + b.other_ns;
+    EXPECT_EQ(parts, reply.record.finished - reply.record.started);
+    EXPECT_GE(b.other_ns, 0);
+    if (reply.tid == run.first) {
+      EXPECT_EQ(b.lock_wait_ns, 0);
+    } else {
+      EXPECT_GT(b.lock_wait_ns, 500 * kMicrosecond);
+      EXPECT_LT(b.other_ns, b.lock_wait_ns);
+    }
+  }
 }
 
 TEST(AllocPathTest, AsyncBudgetExhaustionFailsTheOnewaySendAndIsCounted) {

@@ -99,8 +99,8 @@ TEST(ResultJsonTest, KeysAppearInTheDocumentedOrder) {
                                           "max_ns", "breakdown"}));
       EXPECT_EQ(keys_of(tier["breakdown"]),
                 (std::vector<std::string>{"kernel_ns", "wakeup_ipi_ns", "idle_exit_ns",
-                                          "runqueue_wait_ns", "cache_refill_ns", "service_ns",
-                                          "other_ns"}));
+                                          "runqueue_wait_ns", "lock_wait_ns", "cache_refill_ns",
+                                          "service_ns", "other_ns"}));
     }
   }
   for (const char* scope : {"counters", "process_counters"}) {
@@ -180,7 +180,7 @@ TEST(ResultJsonTest, AllSixTiersArePresentAndEmptyTiersAreZero) {
         EXPECT_EQ(t[field], 0) << cls << "/" << tier << "/" << field;
       }
       EXPECT_EQ(t["share"], 0.0);
-      ASSERT_EQ(t["breakdown"].size(), 7u) << cls << "/" << tier;
+      ASSERT_EQ(t["breakdown"].size(), kBreakdownParts.size()) << cls << "/" << tier;
       for (const auto& part : t["breakdown"]) EXPECT_EQ(part, 0) << cls << "/" << tier;
     }
   }

@@ -498,7 +498,7 @@ TEST(BreakdownTest, PartsAddUpToTheRoundTripOfEveryTier) {
       const auto sum = static_cast<double>(h.count()) * h.mean();
       EXPECT_DOUBLE_EQ(
           static_cast<double>(b.kernel_ns + b.wakeup_ipi_ns + b.idle_exit_ns + b.runqueue_wait_ns +
-                              b.cache_refill_ns + b.service_ns + b.other_ns),
+                              b.lock_wait_ns + b.cache_refill_ns + b.service_ns + b.other_ns),
           sum);
       if (h.count() == 0) {
         EXPECT_EQ(b, stats::BreakdownSums{});
@@ -512,6 +512,7 @@ TEST(BreakdownTest, PartsAddUpToTheRoundTripOfEveryTier) {
       EXPECT_GE(b.wakeup_ipi_ns, 0);
       EXPECT_GE(b.idle_exit_ns, 0);
       EXPECT_GE(b.runqueue_wait_ns, 0);
+      EXPECT_GE(b.lock_wait_ns, 0);
     }
   }
   EXPECT_EQ(calls, 600);

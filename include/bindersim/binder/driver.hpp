@@ -134,10 +134,13 @@ struct Transaction {
   int saved_rt_priority = 0;
   bool transfer_charged = false;
   int buffer = -1;  // its buffer in the receiving process's allocator, -1: none
-  // Breakdown bookkeeping: the caller's time account when it called, the server's when it was
-  // chosen (and its handler work so far), and the server's share once it replied.
+  // Breakdown bookkeeping: the caller's time account and lock waits when it called, the
+  // server's when it was chosen (and its handler work so far), and the server's share once it
+  // replied.
   sched::TimeAccount client_start;
+  KernelLocks::WaitTotals client_locks_start;
   sched::TimeAccount server_start;
+  KernelLocks::WaitTotals server_locks_start;
   SimTime server_user_start = 0;
   bool server_marked = false;
   stats::Breakdown server_part;

@@ -87,6 +87,21 @@ class KernelLocks final : public engine::EventHandler {
   // releaser pays for that wakeup).
   bool release(int tid, int lock);
 
+  // How long `tid` has waited for locks so far, nanoseconds: spinning or asleep, from each first
+  // attempt that found the lock taken to its grant, less what the scheduler accounted to it
+  // otherwise meanwhile (a woken sleeper's wait to run, its switch-in); and the part of that spent
+  // spinning, which the scheduler counts as the thread's work. A call's latency breakdown takes
+  // the difference over the call.
+  struct WaitTotals {
+    SimTime waited = 0;
+    SimTime spun = 0;
+  };
+  WaitTotals wait_totals(int tid) const {
+    return static_cast<std::size_t>(tid) < threads_.size()
+               ? threads_[static_cast<std::size_t>(tid)].totals
+               : WaitTotals{};
+  }
+
   // True while `tid` waits for a lock (its scheduler callbacks belong here).
   bool waiting(int tid) const {
     return static_cast<std::size_t>(tid) < threads_.size() &&
@@ -106,6 +121,8 @@ class KernelLocks final : public engine::EventHandler {
     SimTime since = 0;      // the first attempt
     SimTime spin_mark = 0;  // the task's work time when the current spin began
     bool counted_sleep = false;
+    SimTime accounted_at_since = 0;  // the task's accounted time (accounted()) at `since`
+    SimTime spun = 0;                // spinning so far in this wait
   };
   struct Lock {
     LockKind kind = LockKind::kMutex;
@@ -125,6 +142,7 @@ class KernelLocks final : public engine::EventHandler {
     int claim = -1;                      // the lock it claims, or -1
     std::int64_t claim_locked_work = 0;  // reference work of its segment after that lock
     std::int64_t claim_relock_work = 0;  // 0, or the work left where the lock is taken again
+    WaitTotals totals;                   // wait_totals()
   };
 
   Lock& lk(int lock) { return locks_[static_cast<std::size_t>(lock)]; }
@@ -146,6 +164,10 @@ class KernelLocks final : public engine::EventHandler {
   void spin(int tid, Waiter& waiter);
   void sleep(Lock& lock, Waiter& waiter);
   void stop_spin(Waiter& waiter);
+  // `waiter`'s wait ends now with the grant: the lock's statistics and the thread's totals.
+  void record_wait(Lock& lock, const Waiter& waiter);
+  // Everything the scheduler has accounted to `tid`: work, stalls and waits to run.
+  SimTime accounted(int tid) const;
   void wait_or_spin(int lock_id, Waiter& waiter);
   void remove_waiter(Lock& lock, int tid);
   void watch(int tid);

@@ -15,6 +15,7 @@
 
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/check.hpp"
+#include "bindersim/io/result_json.hpp"
 #include "bindersim/stats/result.hpp"
 #include "bindersim/stats/summary.hpp"
 
@@ -118,9 +119,8 @@ std::optional<double> pooled_share(const ReportPolicy& policy, stats::SchedClass
 
 // Mean per call of each breakdown part (ns), in io::kBreakdownParts order, over the tier's
 // calls of every run (each run's means weighted by its count); nullopt without calls.
-std::optional<std::array<double, 7>> tier_breakdown(const ReportPolicy& policy,
-                                                    stats::SchedClass sched_class,
-                                                    stats::Tier tier);
+std::optional<std::array<double, kBreakdownParts.size()>> tier_breakdown(
+    const ReportPolicy& policy, stats::SchedClass sched_class, stats::Tier tier);
 
 // Selection decisions of every run summed, as fractions of all decisions, in the order
 // same_cpu, same_cluster, other, none_idle; nullopt when no selection was made.

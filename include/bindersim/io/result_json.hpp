@@ -47,7 +47,7 @@ struct BreakdownPart {
 };
 // Every part, in the documented key order. Only other_ns, what is left of the latency after
 // the measured parts, may be negative.
-inline constexpr std::array<BreakdownPart, 7> kBreakdownParts = {{
+inline constexpr std::array<BreakdownPart, 8> kBreakdownParts = {{
     {"kernel_ns", "kernel", &stats::Breakdown::kernel_ns, &stats::BreakdownSums::kernel_ns},
     {"wakeup_ipi_ns", "wakeup+IPI", &stats::Breakdown::wakeup_ipi_ns,
      &stats::BreakdownSums::wakeup_ipi_ns},
@@ -55,6 +55,8 @@ inline constexpr std::array<BreakdownPart, 7> kBreakdownParts = {{
      &stats::BreakdownSums::idle_exit_ns},
     {"runqueue_wait_ns", "rq wait", &stats::Breakdown::runqueue_wait_ns,
      &stats::BreakdownSums::runqueue_wait_ns},
+    {"lock_wait_ns", "lock wait", &stats::Breakdown::lock_wait_ns,
+     &stats::BreakdownSums::lock_wait_ns},
     {"cache_refill_ns", "cache", &stats::Breakdown::cache_refill_ns,
      &stats::BreakdownSums::cache_refill_ns},
     {"service_ns", "service", &stats::Breakdown::service_ns, &stats::BreakdownSums::service_ns},

@@ -49,7 +49,8 @@ struct SelectionCounts {
 // Where the round trip of a two-way call went (nanoseconds); BreakdownSums adds them up over the
 // calls of a tier. Per call: kernel = binder send/receive/reply paths and context switches on both
 // sides; wakeup_ipi = waiting for a reschedule IPI; idle_exit = waiting for a CPU to leave its idle
-// state; runqueue_wait = woken but waiting for the CPU behind other tasks; cache_refill =
+// state; runqueue_wait = woken but waiting for the CPU behind other tasks; lock_wait = waiting
+// for binder's locks (the allocator's), spinning or asleep; cache_refill =
 // working-set refill and payload transfer stalls; service = the server's handler work;
 // other = the rest of the round trip (latency minus the parts above).
 template <typename T>
@@ -58,6 +59,7 @@ struct BasicBreakdown {
   T wakeup_ipi_ns = 0;
   T idle_exit_ns = 0;
   T runqueue_wait_ns = 0;
+  T lock_wait_ns = 0;
   T cache_refill_ns = 0;
   T service_ns = 0;
   T other_ns = 0;
@@ -68,6 +70,7 @@ struct BasicBreakdown {
     wakeup_ipi_ns += b.wakeup_ipi_ns;
     idle_exit_ns += b.idle_exit_ns;
     runqueue_wait_ns += b.runqueue_wait_ns;
+    lock_wait_ns += b.lock_wait_ns;
     cache_refill_ns += b.cache_refill_ns;
     service_ns += b.service_ns;
     other_ns += b.other_ns;
