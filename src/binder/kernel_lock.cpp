@@ -174,7 +174,7 @@ void KernelLocks::record_wait(Lock& lock, const Waiter& waiter) {
   lock.stats->wait_ns.record(span);
   // Asleep: the span less everything accounted meanwhile; spinning: accounted as work.
   const SimTime asleep = span - (accounted(waiter.tid) - waiter.accounted_at_since);
-  ts(waiter.tid).totals.waited += asleep + waiter.spun;
+  totals(waiter.tid).waited += asleep + waiter.spun;
 }
 
 void KernelLocks::spin(int tid, Waiter& waiter) {
@@ -188,7 +188,7 @@ void KernelLocks::stop_spin(Waiter& waiter) {
   Lock& lock = lk(ts(waiter.tid).waiting_for);
   const SimTime spun = sched_.task(waiter.tid).times.work - waiter.spin_mark;
   lock.stats->spin_ns += spun;
-  ts(waiter.tid).totals.spun += spun;
+  totals(waiter.tid).spun += spun;
   waiter.spun += spun;
   waiter.spin_mark = sched_.task(waiter.tid).times.work;
 }

@@ -97,9 +97,8 @@ class KernelLocks final : public engine::EventHandler {
     SimTime spun = 0;
   };
   WaitTotals wait_totals(int tid) const {
-    return static_cast<std::size_t>(tid) < threads_.size()
-               ? threads_[static_cast<std::size_t>(tid)].totals
-               : WaitTotals{};
+    return static_cast<std::size_t>(tid) < totals_.size() ? totals_[static_cast<std::size_t>(tid)]
+                                                          : WaitTotals{};
   }
 
   // True while `tid` waits for a lock (its scheduler callbacks belong here).
@@ -142,7 +141,6 @@ class KernelLocks final : public engine::EventHandler {
     int claim = -1;                      // the lock it claims, or -1
     std::int64_t claim_locked_work = 0;  // reference work of its segment after that lock
     std::int64_t claim_relock_work = 0;  // 0, or the work left where the lock is taken again
-    WaitTotals totals;                   // wait_totals()
   };
 
   Lock& lk(int lock) { return locks_[static_cast<std::size_t>(lock)]; }
@@ -166,6 +164,11 @@ class KernelLocks final : public engine::EventHandler {
   void stop_spin(Waiter& waiter);
   // `waiter`'s wait ends now with the grant: the lock's statistics and the thread's totals.
   void record_wait(Lock& lock, const Waiter& waiter);
+  WaitTotals& totals(int tid) {
+    const auto index = static_cast<std::size_t>(tid);
+    if (index >= totals_.size()) totals_.resize(index + 1);
+    return totals_[index];
+  }
   // Everything the scheduler has accounted to `tid`: work, stalls and waits to run.
   SimTime accounted(int tid) const;
   void wait_or_spin(int lock_id, Waiter& waiter);
@@ -184,6 +187,7 @@ class KernelLocks final : public engine::EventHandler {
   std::uint16_t target_ = 0;
   std::vector<Lock> locks_;
   std::vector<ThreadState> threads_;  // by tid
+  std::vector<WaitTotals> totals_;    // by tid, of the threads that waited (wait_totals())
 };
 
 }  // namespace bindersim::binder
