@@ -117,6 +117,7 @@ stats::Breakdown read_breakdown(const JsonNode& node) {
   ObjectReader r(node);
   stats::Breakdown b;
   for (const BreakdownPart& part : kBreakdownParts) {
+    if (part.absent_from_older_results && !r.has(part.key)) continue;  // 0, in other_ns
     const JsonNode value = r.required(part.key);
     if (part.may_be_negative) {
       b.*part.member = read_int(value);

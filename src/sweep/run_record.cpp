@@ -108,6 +108,7 @@ stats::BreakdownSums read_breakdown_sums(const JsonNode& node) {
   ObjectReader reader(node);
   stats::BreakdownSums sums;
   for (const io::BreakdownPart& part : io::kBreakdownParts) {
+    if (part.absent_from_older_results && !reader.has(part.key)) continue;  // 0, in other_ns
     // nanoseconds
     sums.*part.sum_member = read_breakdown_sum(reader.required(part.key), part.may_be_negative);
   }

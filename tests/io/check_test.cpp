@@ -171,6 +171,27 @@ TEST(ReadResultTest, ProcessCountersAreReadAndMayBeAbsent) {
   }
 }
 
+TEST(ReadResultTest, ABreakdownWrittenBeforeTheLockWaitPartReadsItAsZero) {
+  // Results of earlier versions have no lock_wait_ns (their lock waits are in other_ns): a
+  // stored baseline stays readable. Every other part is still required.
+  RunResult run = schd_dbg_like();
+  run.tier_breakdown(SchedClass::kOther, Tier::kCrossCluster).lock_wait_ns = 7'000 * 2'087;
+  json value = document_of(run);
+  EXPECT_EQ(read(value).tier(SchedClass::kOther, Tier::kCrossCluster).breakdown.lock_wait_ns,
+            7'000);
+  for (auto& cls : value["tiers"]) {
+    for (auto& tier : cls) tier["breakdown"].erase("lock_wait_ns");
+  }
+  EXPECT_EQ(read(value).tier(SchedClass::kOther, Tier::kCrossCluster).breakdown.lock_wait_ns, 0);
+  value["tiers"]["sched_other"]["same_core"]["breakdown"].erase("kernel_ns");
+  try {
+    read(value);
+    ADD_FAILURE() << "accepted a breakdown without kernel_ns";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("kernel_ns"), std::string::npos) << error.what();
+  }
+}
+
 TEST(ReadResultTest, RejectsAnythingButTheDocumentedLayout) {
   // Each defect is reported with the file and the JSON pointer where it is.
   const json good = document_of(schd_dbg_like());

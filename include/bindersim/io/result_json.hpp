@@ -36,14 +36,17 @@ std::string fingerprint_hex(std::uint64_t fingerprint);
 double tier_share(const stats::RunResult& result, stats::SchedClass sched_class, stats::Tier tier);
 
 // One part of stats::Breakdown: its key in the `breakdown` object of a tier, its column title
-// on the console, the members that hold it per call and summed, and whether it may be negative
-// (readers reject a negative value of every other part).
+// on the console, the members that hold it per call and summed, whether it may be negative
+// (readers reject a negative value of every other part), and whether results of earlier
+// versions lack it (readers then take 0: those results counted it in other_ns), so that stored
+// baselines stay readable.
 struct BreakdownPart {
   std::string_view key;    // "kernel_ns", ...
   std::string_view label;  // "kernel", ...
   std::int64_t stats::Breakdown::*member;
   Int128 stats::BreakdownSums::*sum_member;
   bool may_be_negative = false;
+  bool absent_from_older_results = false;
 };
 // Every part, in the documented key order. Only other_ns, what is left of the latency after
 // the measured parts, may be negative.
@@ -56,7 +59,7 @@ inline constexpr std::array<BreakdownPart, 8> kBreakdownParts = {{
     {"runqueue_wait_ns", "rq wait", &stats::Breakdown::runqueue_wait_ns,
      &stats::BreakdownSums::runqueue_wait_ns},
     {"lock_wait_ns", "lock wait", &stats::Breakdown::lock_wait_ns,
-     &stats::BreakdownSums::lock_wait_ns},
+     &stats::BreakdownSums::lock_wait_ns, false, true},
     {"cache_refill_ns", "cache", &stats::Breakdown::cache_refill_ns,
      &stats::BreakdownSums::cache_refill_ns},
     {"service_ns", "service", &stats::Breakdown::service_ns, &stats::BreakdownSums::service_ns},
