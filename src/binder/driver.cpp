@@ -573,9 +573,7 @@ void Driver::deliver_to_user(int tid) {
     b.wakeup_ipi_ns += now_times.wait_ipi - call.client_start.wait_ipi;
     b.idle_exit_ns += now_times.wait_idle_exit - call.client_start.wait_idle_exit;
     b.runqueue_wait_ns += now_times.wait_rq - call.client_start.wait_rq;
-    b.other_ns = (record.finished - record.started) -
-                 (b.kernel_ns + b.cache_refill_ns + b.wakeup_ipi_ns + b.idle_exit_ns +
-                  b.runqueue_wait_ns + b.lock_wait_ns + b.service_ns);
+    b.other_ns = (record.finished - record.started) - b.measured();
     record.breakdown = b;
   }
   BSIM_CHECK(!t.stack.empty() && t.stack.back() == call_id);

@@ -64,6 +64,12 @@ struct BasicBreakdown {
   T service_ns = 0;
   T other_ns = 0;
 
+  // Every part but other: what the sides were charged for.
+  T measured() const {
+    return kernel_ns + wakeup_ipi_ns + idle_exit_ns + runqueue_wait_ns + lock_wait_ns +
+           cache_refill_ns + service_ns;
+  }
+
   template <typename U>
   BasicBreakdown& operator+=(const BasicBreakdown<U>& b) {
     kernel_ns += b.kernel_ns;
