@@ -2,13 +2,11 @@
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "bindersim/workload/streams.hpp"
 
 namespace bindersim::workload {
 namespace {
 
-constexpr std::uint64_t kClientStreamBase = 0x1000;
-constexpr std::uint64_t kHandlerStreamBase = 0x2000;
-constexpr std::uint64_t kBackgroundStreamBase = 0x3000;
 // Iterations of one loop in a row that may take no simulated time before the loop is reported
 // as endless (a loop of zero-time steps would never let the clock advance).
 constexpr int kMaxZeroTimeIterations = 1000;
@@ -29,16 +27,16 @@ WorkloadRunner::WorkloadRunner(engine::SimContext& context, binder::Driver& driv
   driver_.set_userspace(*this);
   for (std::size_t c = 0; c < scenario_.clients.size(); ++c) {
     loops_.push_back(&scenario_.clients[c]);
-    rngs_.push_back(context_.rng(kClientStreamBase + c));
+    rngs_.push_back(context_.rng(stream_id(StreamKind::kClient, c)));
   }
   for (std::size_t b = 0; b < scenario_.background.size(); ++b) {
     loops_.push_back(&scenario_.background[b]);
-    rngs_.push_back(context_.rng(kBackgroundStreamBase + b));
+    rngs_.push_back(context_.rng(stream_id(StreamKind::kBackground, b)));
   }
   for (std::size_t p = 0; p < scenario_.processes.size(); ++p) {
     node_rng_base_.push_back(static_cast<int>(rngs_.size()));
     for (std::size_t n = 0; n < scenario_.processes[p].nodes.size(); ++n) {
-      rngs_.push_back(context_.rng(kHandlerStreamBase + p * 256 + n));
+      rngs_.push_back(context_.rng(handler_stream_id(p, n)));
     }
   }
 }
