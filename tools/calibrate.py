@@ -11,7 +11,8 @@ measured 19.5 s run on a device in steady state did not see.
 
 Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N] [--seeds K]
                           [--bound-factor F] [--only REGEX] [--skip REGEX]
-                          [--silver-throughput] [--bindersim PATH]
+                          [--silver-throughput | --throughput-cpus LIST [--background-cpus LIST]]
+                          [--bindersim PATH]
                           [--schd-dbg FILE] [--binder-throughput FILE] [--set KEY=VALUE ...]
   --scale S          fraction of the reference iterations to run (default 1.0; 0.1 for a quick
                      look); --schd-scale and --bt-scale set it per benchmark, 0 leaves that
@@ -22,6 +23,10 @@ Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N]
   --silver-throughput  run binder-throughput in a cpuset of the four silver CPUs, with the
                      platform's background in the system-background cpuset (the same CPUs):
                      the placement the measured run is consistent with (docs/calibration.md)
+  --throughput-cpus LIST  run binder-throughput with every binder process in a cpuset of these
+                     CPUs (0-3,7), as measured on a device (tools/device-facts.py prints the
+                     line); --background-cpus LIST confines the platform's unpinned background
+                     tasks (the system-background cpuset), by default to the same CPUs
   --only REGEX, --skip REGEX
                      only rows whose name matches (does not match) count for the exit status;
                      the others are shown with their verdict in parentheses
@@ -100,13 +105,30 @@ def silver_confined(scenario, silver_cpus):
     measured run is consistent with (docs/calibration.md): every binder process in a cpuset of
     the silver CPUs, and the platform's unpinned background tasks in the system-background
     cpuset, which Qualcomm platforms set to the same CPUs. Returns a new document."""
+    return confined(scenario, silver_cpus, silver_cpus)
+
+
+def confined(scenario, cpus, background_cpus):
+    """The scenario with every binder process in a cpuset of `cpus` and the unpinned
+    background tasks confined to `background_cpus`. Returns a new document."""
     scenario = json.loads(json.dumps(scenario))
     for process in scenario["processes"]:
-        process["cpuset"] = list(silver_cpus)
+        process["cpuset"] = list(cpus)
     for task in scenario.get("background", []):
         if "affinity" not in task:
-            task["affinity"] = list(silver_cpus)
+            task["affinity"] = list(background_cpus)
     return scenario
+
+
+def cpu_list(text):
+    """[0, 1, 2, 3, 7] for "0-3,7"; argparse's type for the CPU options."""
+    cpus = set()
+    for part in text.split(","):
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
+        if not match or int(match.group(2) or match.group(1)) < int(match.group(1)):
+            raise argparse.ArgumentTypeError(f"expected CPU ids such as 0-3,7, got {text!r}")
+        cpus.update(range(int(match.group(1)), int(match.group(2) or match.group(1)) + 1))
+    return sorted(cpus)
 
 
 def topology_path(scenario_path, scenario):
@@ -230,7 +252,10 @@ def main():
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--bindersim", default=str(ROOT / "build" / "bindersim"))
     parser.add_argument("--bound-factor", type=float, default=1.0)
-    parser.add_argument("--silver-throughput", action="store_true")
+    confinement = parser.add_mutually_exclusive_group()
+    confinement.add_argument("--silver-throughput", action="store_true")
+    confinement.add_argument("--throughput-cpus", type=cpu_list, default=None)
+    parser.add_argument("--background-cpus", type=cpu_list, default=None)
     parser.add_argument("--only", default=None)
     parser.add_argument("--skip", default=None)
     parser.add_argument("--schd-dbg", default=str(ROOT / "scenarios" / "schd-dbg.json"))
@@ -241,15 +266,21 @@ def main():
     if (args.scale if args.schd_scale is None else args.schd_scale) <= 0 and (
             args.scale if args.bt_scale is None else args.bt_scale) <= 0:
         parser.error("nothing to run: both benchmarks have scale 0")
+    if args.background_cpus is not None and args.throughput_cpus is None:
+        parser.error("--background-cpus goes with --throughput-cpus")
     ref = load_reference()
     per_seed = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         bt_scenario = pathlib.Path(args.binder_throughput)
-        if args.silver_throughput:
+        if args.silver_throughput or args.throughput_cpus is not None:
             doc = json.loads(bt_scenario.read_text())
             topology = scenario_topology(bt_scenario, doc)
-            doc = silver_confined(doc, topology["clusters"][0]["cpus"])
+            if args.silver_throughput:
+                doc = silver_confined(doc, topology["clusters"][0]["cpus"])
+            else:
+                doc = confined(doc, args.throughput_cpus,
+                               args.background_cpus or args.throughput_cpus)
             doc["topology"] = str(topology_path(bt_scenario, doc).resolve())
             bt_scenario = tmp / "binder-throughput-silver.json"
             bt_scenario.write_text(json.dumps(doc))

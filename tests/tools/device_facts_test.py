@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""tools/device-facts.py end to end on this machine: the collector runs a stand-in benchmark
+(three worker processes under their parent's name) under a stand-in simpleperf that prints
+per-core counts as simpleperf stat --per-core does, with the device's cpusets and core_ctl
+files in a directory; the report must name the workers' cpuset and CPUs, core_ctl's state, the
+counts per core and the matching calibration run. Saved records give the same report, and bad
+records one line with exit status 2.
+
+Usage: device_facts_test.py SOURCE_DIR"""
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+SOURCE = sys.argv[1]
+TOOL = os.path.join(SOURCE, "tools", "device-facts.py")
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def write(path, text, executable=False):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    if executable:
+        os.chmod(path, stat.S_IRWXU)
+
+
+def facts(*args, env=None):
+    done = subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True, env=env)
+    return done.returncode, done.stdout, done.stderr
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="facts-test-")
+    try:
+        run_cases(work)
+    finally:
+        shutil.rmtree(work)
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    print("device_facts_test: OK")
+    return 0
+
+
+def run_cases(work):
+    root = os.path.join(work, "device")
+    write(f"{root}/dev/cpuset/cpus", "0-7\n")
+    write(f"{root}/dev/cpuset/foreground/cpus", "0-6\n")
+    write(f"{root}/dev/cpuset/system-background/cpus", "0-3\n")
+    write(f"{root}/sys/devices/system/cpu/online", "0-7\n")
+    for key, value in (("enable", "1"), ("min_cpus", "0"), ("max_cpus", "3"),
+                       ("active_cpus", "2"), ("need_cpus", "2")):
+        write(f"{root}/sys/devices/system/cpu/cpu4/core_ctl/{key}", value + "\n")
+    write(f"{root}/sys/devices/system/cpu/cpu4/core_ctl/global_state",
+          "CPU4\n\tCPU: 4\n\tOnline: 1\n\tIsolated: 0\n")
+    bench = os.path.join(work, "bin", "fake-binder-bench")
+    write(bench, "#!/bin/sh\n"
+          "for w in 1 2 3; do (sleep 2; true) & done\n"
+          "wait\n"
+          "echo 'iterations per sec: 41045.3'\n", executable=True)
+    # simpleperf stat -a --per-core -e EVENTS -- COMMAND...: runs COMMAND, then prints counts.
+    write(os.path.join(work, "bin", "simpleperf"), "#!/bin/sh\n"
+          "while [ \"$1\" != -- ]; do shift; done\nshift\n\"$@\"\n"
+          "echo 'Performance counter statistics:'\necho\n"
+          "echo '# cpu         count  event_name   # count / runtime'\n"
+          "echo '  0   2,171,123,236  cpu-cycles   # 1.085 GHz'\n"
+          "echo '  4     512,000,001  cpu-cycles   # 0.300 GHz'\n"
+          "echo '  0       1,234,567  context-switches   # 0.6 K/sec'\n", executable=True)
+    env = dict(os.environ, BINDERSIM_CAPTURE_ROOT=root, TMPDIR=work,
+               PATH=os.path.join(work, "bin") + os.pathsep + os.environ["PATH"])
+    records = os.path.join(work, "records.txt")
+    code, out, err = facts("--local", "--save-records", records, "--", bench, env=env)
+    check(code == 0, f"--local: exit {code}: {err}")
+    own = subprocess.run(["cat", "/proc/self/cpuset"], capture_output=True, text=True)
+    cpuset = own.stdout.strip()
+    expected = [
+        "Benchmark: ",
+        "4 process(es), exit status 0",  # the bench and its three workers
+        f"cpuset {cpuset}, allowed CPUs",
+        "threads' last CPU over the samples: cpu",
+        "/system-background     0-3",
+        "/foreground            0-6",
+        "cpu4 active_cpus: 2 2",
+        "cpu4 max_cpus: 3 3",
+        "Counters per core (simpleperf)",
+        "iterations per sec: 41045.3",
+        "tools/calibrate.py --throughput-cpus",
+        "--background-cpus 0-3",
+    ]
+    for line in expected:
+        check(line in out, f"report lacks {line!r}:\n{out}")
+    check("2,171,123,236" in out and "512,000,001" in out and "1,234,567" in out,
+          f"per-core counts:\n{out}")
+    check("global_state" not in out, "a multi-line core_ctl file shown as a value")
+
+    code, again, err = facts("--records", records)
+    check(code == 0 and again == out, f"--records gives another report: {err}")
+
+    # Without simpleperf the benchmark runs plainly, and the report says so.
+    plain_env = dict(env, PATH=os.path.dirname(shutil.which("sh")) + os.pathsep +
+                     os.path.dirname(shutil.which("sleep")))
+    code, out, err = facts("--local", "--", bench, env=plain_env)
+    check(code == 0 and "Counters per core: none" in out and "iterations per sec" in out,
+          f"without simpleperf: {code}: {err}\n{out}")
+
+    bad = os.path.join(work, "bad.txt")
+    cut = os.path.join(work, "cut.txt")
+    write(bad, "hello\n")
+    write(cut, open(records).read().split("@@output")[0])
+    for args, message in ((["--records", bad], "bad.txt: line 1: expected a record"),
+                          (["--records", cut], "expected the run's @@output record"),
+                          (["--records", os.path.join(work, "none.txt")], "cannot read")):
+        code, out, err = facts(*args)
+        check(code == 2 and not out and err.startswith("device-facts: ") and message in err
+              and err.count("\n") == 1, f"{args}: {code} {err!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
