@@ -30,6 +30,7 @@ import sys
 import tempfile
 
 import jsonfmt
+import topology_file
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 COLLECTOR = os.path.join(TOOLS, "device", "collect-topology.sh")
@@ -518,12 +519,9 @@ def cpufreq(cap, group, domains):
 # --- the topology -----------------------------------------------------------------------------
 
 def load_base(base):
-    path = base if ("/" in base or base.endswith(".json")) else os.path.join(
-        os.path.dirname(TOOLS), "topologies", f"{base}.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            topology = json.load(f)
-        return topology["costs"], topology.get("name", base)
+        topology = topology_file.load(base)
+        return dict(topology["costs"]), topology.get("name", base)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise CaptureError(f"--base {base}: expected a bindersim topology with costs, got "
                            f"{type(e).__name__}: {e}")

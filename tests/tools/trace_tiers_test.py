@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""tools/trace-tiers.py against bindersim's own tiers: a run's trace, read back by the tool,
+must give the result file's tier counts and shares exactly and its means to within the trace's
+microsecond rounding, on schd-dbg (SCHED_FIFO and SCHED_OTHER callers), binder-throughput
+(eight processes, random targets) and nested calls. The same trace as a device would write it
+(no tgid column, five-character flags, no binder_command or binder_return events) gives the
+same counts; a windowed trace counts only whole calls; bad input is one line, exit status 2.
+
+Usage: trace_tiers_test.py BINDERSIM SOURCE_DIR"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BINDERSIM, SOURCE = sys.argv[1], sys.argv[2]
+TOOL = os.path.join(SOURCE, "tools", "trace-tiers.py")
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def tiers_of(trace, topology, work):
+    out = os.path.join(work, "tiers.json")
+    done = subprocess.run([sys.executable, TOOL, trace, "--topology", topology, "--json", out],
+                          capture_output=True, text=True)
+    check(done.returncode == 0, f"{trace}: exit {done.returncode}: {done.stderr}")
+    return json.load(open(out)) if done.returncode == 0 else None, done.stdout
+
+
+def simulate(work, label, *args):
+    trace = os.path.join(work, f"{label}.trace")
+    result = os.path.join(work, f"{label}.json")
+    done = subprocess.run([BINDERSIM, "run", *args, "--trace", trace, "--out", result],
+                          capture_output=True, text=True)
+    check(done.returncode == 0, f"{label}: bindersim exit {done.returncode}: {done.stderr}")
+    return trace, json.load(open(result)), done.stdout
+
+
+def compare(label, result, summary, means=True):
+    check(summary["calls"] == result["transactions"]["completed"],
+          f"{label}: {summary['calls']} calls, the result {result['transactions']['completed']}")
+    for cls, tiers in result["tiers"].items():
+        for tier, want in tiers.items():
+            got = summary["tiers"][cls][tier]
+            check(got["count"] == want["count"] and abs(got["share"] - want["share"]) < 1e-6,
+                  f"{label}: {cls} {tier}: {got['count']} ({got['share']}) against "
+                  f"{want['count']} ({want['share']})")
+            if means:
+                check(abs(got["mean_ns"] - want["mean_ns"]) <= 1000,
+                      f"{label}: {cls} {tier} mean {got['mean_ns']} against {want['mean_ns']}")
+
+
+def as_device_writes_it(trace, path):
+    """Without the tgid column and binder_command/binder_return, with 5-character flags."""
+    with open(trace) as src, open(path, "w") as dst:
+        for line in src:
+            if " binder_command: " in line or " binder_return: " in line:
+                continue
+            line = re.sub(r"\s+\(\s*(?:\d+|-+)\)\s+\[", " [", line)
+            dst.write(line.replace("] .... ", "] d..2. "))
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="trace-tiers-test-")
+    try:
+        run_cases(work)
+    finally:
+        shutil.rmtree(work)
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    print("trace_tiers_test: OK")
+    return 0
+
+
+def run_cases(work):
+    schd_trace, schd, console = simulate(work, "schd", os.path.join(SOURCE, "scenarios",
+                                                                    "schd-dbg.json"),
+                                         "--set", "clients.*.iterations=300")
+    summary, table = tiers_of(schd_trace, "sa8155p", work)
+    if summary:
+        compare("schd-dbg", schd, summary)
+        check(summary["latency_from"] == "BC_TRANSACTION", "latency definition")
+        check(summary["tiers"]["sched_fifo"]["same_core"]["count"] > 0 and
+              summary["tiers"]["sched_other"]["cross_cluster"]["count"] > 0,
+              "schd-dbg without both classes and a cross-cluster tier")
+        # The table's rows are the simulator's, up to the last digit of p99 and max.
+        for row in ("SCHED_FIFO   same core", "             same cluster"):
+            ours = [line[:58] for line in table.splitlines() if line.startswith(row)]
+            tier_table = console.split("breakdown")[0]
+            theirs = [line[:58] for line in tier_table.splitlines() if line.startswith(row)]
+            check(ours and ours == theirs, f"table row {row!r}: {ours} against {theirs}")
+    for label, args, topology in (
+            ("binder-throughput", [os.path.join(SOURCE, "scenarios", "binder-throughput.json"),
+                                   "--set", "clients.*.iterations=100"], "sa8155p"),
+            ("nested", [os.path.join(SOURCE, "tests", "trace", "nested.json")], None)):
+        trace, result, _ = simulate(work, label, *args)
+        summary, _ = tiers_of(trace, topology or result["topology"], work)
+        if summary:
+            compare(label, result, summary)
+
+    device = os.path.join(work, "device.trace")
+    as_device_writes_it(schd_trace, device)
+    summary, _ = tiers_of(device, "sa8155p", work)
+    if summary:
+        compare("device layout", schd, summary, means=False)
+        check(summary["latency_from"] == "binder_transaction", "device latency definition")
+        fifo = summary["tiers"]["sched_fifo"]["same_core"]["mean_ns"]
+        check(0 < fifo < schd["tiers"]["sched_fifo"]["same_core"]["mean_ns"],
+              f"send-to-reply mean {fifo} not below the round trip")
+
+    window, _, _ = simulate(work, "window", os.path.join(SOURCE, "scenarios", "schd-dbg.json"),
+                            "--set", "clients.*.iterations=300", "--trace-window", "0.05:0.1")
+    summary, _ = tiers_of(window, "sa8155p", work)
+    if summary:
+        check(0 < summary["calls"] < schd["transactions"]["completed"],
+              f"windowed trace: {summary['calls']} calls")
+
+    empty = os.path.join(work, "empty.trace")
+    open(empty, "w").write("# tracer: nop\n")
+    eight = os.path.join(work, "cpu9.trace")
+    open(eight, "w").write("  a-1 [009] .... 1.000000: sched_switch: prev_comm=a prev_pid=1 "
+                           "prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120\n")
+    for args, message in (([empty], "empty.trace: expected ftrace event lines"),
+                          ([eight], "cpu9.trace: line 1: expected a CPU of the topology (0-7)"),
+                          ([os.path.join(work, "none.trace")], "none.trace: cannot read"),
+                          ([schd_trace, "--topology", "nope"], "--topology nope: expected")):
+        done = subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
+        check(done.returncode == 2 and not done.stdout and message in done.stderr and
+              done.stderr.startswith("trace-tiers: ") and done.stderr.count("\n") == 1,
+              f"{args}: {done.returncode} {done.stderr!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""The latency tiers of a kernel ftrace text trace, by bindersim's definitions, so that a
+device's trace and a simulated one (`bindersim run --trace`) give the same table:
+
+    tools/trace-tiers.py device.trace --topology sa8155p
+    tools/trace-tiers.py sim.trace --json tiers.json
+
+Every completed two-way binder call in the trace counts:
+- latency: from the caller's BC_TRANSACTION (binder_command) to its BR_REPLY (binder_return),
+  the round trip bindersim measures. A trace without binder_command and binder_return events
+  (atrace's binder_driver category has neither) measures from binder_transaction to the
+  caller's binder_transaction_received of the reply instead, and says so;
+- class: SCHED_FIFO when the caller's kernel prio was below 100 (an RT task: FIFO and RR look
+  alike in a trace), else SCHED_OTHER, from the caller's last sched_switch, sched_waking,
+  sched_wakeup or binder_set_priority before the call;
+- tier: the CPU of the caller's binder_transaction line against the CPU of the server's
+  binder_transaction_received line (where the server thread took the call), same core, same
+  cluster (the topology's clusters) or cross cluster.
+Calls cut by the trace's start or end, failed calls (BR_FAILED_REPLY) and oneway transactions do
+not count; calls a process makes to itself never reach the driver and are not in a trace.
+
+`--json FILE` writes the tiers as in a result's `tiers` (count, share, mean_ns and nearest-rank
+p50_ns, p90_ns, p99_ns, max_ns over the trace's microsecond times; no breakdown). Bad input ends
+with one line on stderr, `trace-tiers: ...`, and exit status 2.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+
+import topology_file
+
+LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?:\(\s*(?:\d+|-+)\)\s+)?\[(?P<cpu>\d+)\]"
+                  r"\s+(?:\S{4,5}\s+)?(?P<time>\d+\.\d+):\s+(?P<event>\w+):\s?(?P<args>.*)$")
+CLASSES = ("sched_fifo", "sched_other")
+TIERS = ("same_core", "same_cluster", "cross_cluster")
+LABELS = {"sched_fifo": "SCHED_FIFO", "sched_other": "SCHED_OTHER", "same_core": "same core",
+          "same_cluster": "same cluster", "cross_cluster": "cross cluster"}
+
+
+class TraceError(Exception):
+    """Bad input: one line for the user."""
+
+
+def fields(args):
+    return dict(re.findall(r"(\w+)=(\S+)", args))
+
+
+class Calls:
+    """Follows every thread's two-way calls through the trace."""
+
+    def __init__(self, cluster_of):
+        self.cluster_of = cluster_of
+        self.prio = {}          # pid -> the kernel prio last seen
+        self.commands = False   # the trace has binder_command / binder_return events
+        self.entered = {}       # caller pid -> [BC_TRANSACTION times], innermost last
+        self.open = {}          # transaction id -> the call
+        self.waiting = {}       # caller pid -> [calls awaiting their reply], innermost last
+        self.serving = {}       # server pid -> [calls it took and has not answered]
+        self.replies = {}       # reply transaction id -> the call it answers
+        self.done = []          # (class, tier, latency ns)
+        self.dropped = 0
+
+    def line(self, number, pid, cpu, time_ns, event, args):
+        if event == "sched_switch":
+            match = re.search(r"prev_pid=(\d+) prev_prio=(\d+).*next_pid=(\d+) next_prio=(\d+)",
+                              args)
+            if match:
+                self.prio[int(match.group(1))] = int(match.group(2))
+                self.prio[int(match.group(3))] = int(match.group(4))
+        elif event in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
+            f = fields(args)
+            if f.get("pid", "").isdigit() and f.get("prio", "").isdigit():
+                self.prio[int(f["pid"])] = int(f["prio"])
+        elif event == "binder_set_priority":
+            match = re.search(r"thread=(\d+) old=\d+ => new=(\d+)", args)
+            if match:
+                self.prio[int(match.group(1))] = int(match.group(2))
+        elif event == "binder_command":
+            self.commands = True
+            if "BC_TRANSACTION" in args.split():
+                self.entered.setdefault(pid, []).append(time_ns)
+        elif event == "binder_return":
+            self.commands = True
+            names = args.split()
+            if "BR_REPLY" in names:
+                self.finish(pid, time_ns)
+            elif "BR_FAILED_REPLY" in names and self.waiting.get(pid):
+                self.waiting[pid].pop()
+                self.dropped += 1
+        elif event == "binder_transaction":
+            self.transaction(number, pid, cpu, time_ns, fields(args))
+        elif event == "binder_transaction_received":
+            self.received(pid, cpu, time_ns, fields(args))
+
+    def transaction(self, number, pid, cpu, time_ns, f):
+        try:
+            txn, reply, flags = int(f["transaction"]), f["reply"] == "1", int(f["flags"], 16)
+        except (KeyError, ValueError):
+            raise TraceError(f"line {number}: binder_transaction: expected transaction=N ... "
+                             f"reply=0|1 flags=0xN, got {' '.join(f'{k}={v}' for k, v in f.items())!r}")
+        if reply:
+            # The server answers the innermost call it took; the caller gets the reply.
+            served = self.serving.get(pid)
+            if served:
+                self.replies[txn] = served.pop()
+            return
+        started = self.entered.get(pid, []).pop() if self.entered.get(pid) else None
+        if flags & 0x1:  # TF_ONE_WAY
+            return
+        call = {"caller": pid, "caller_cpu": cpu, "prio": self.prio.get(pid),
+                        "start": started if self.commands else time_ns, "server_cpu": None}
+        self.open[txn] = call
+        self.waiting.setdefault(pid, []).append(call)
+
+    def received(self, pid, cpu, time_ns, f):
+        if not f.get("transaction", "").isdigit():
+            return
+        txn = int(f["transaction"])
+        call = self.open.pop(txn, None)
+        if call is not None:
+            call["server_cpu"] = cpu
+            self.serving.setdefault(pid, []).append(call)
+            return
+        answered = self.replies.pop(txn, None)
+        if answered is not None and not self.commands:
+            self.finish(pid, time_ns, answered)
+
+    def finish(self, pid, time_ns, call=None):
+        calls = self.waiting.get(pid)
+        if not calls:
+            return  # the call began before the trace did
+        expected = calls.pop()
+        call = call or expected
+        if call["start"] is None or call["server_cpu"] is None or call["prio"] is None:
+            self.dropped += 1
+            return
+        cls = "sched_fifo" if call["prio"] < 100 else "sched_other"
+        a, b = call["caller_cpu"], call["server_cpu"]
+        if a == b:
+            tier = "same_core"
+        elif self.cluster_of.get(a) is not None and self.cluster_of.get(a) == self.cluster_of.get(b):
+            tier = "same_cluster"
+        else:
+            tier = "cross_cluster"
+        self.done.append((cls, tier, time_ns - call["start"]))
+
+
+def read_trace(path, cluster_of):
+    calls = Calls(cluster_of)
+    events = 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, text in enumerate(f, 1):
+                if text.startswith("#") or not text.strip():
+                    continue
+                match = LINE.match(text.rstrip("\n"))
+                if not match:
+                    continue  # not an event line (a header, a lost-events note)
+                events += 1
+                seconds, _, fraction = match.group("time").partition(".")
+                time_ns = int(seconds) * 1_000_000_000 + int(fraction.ljust(9, "0")[:9])
+                cpu = int(match.group("cpu"))
+                if cpu not in cluster_of:
+                    raise TraceError(f"{path}: line {number}: expected a CPU of the topology "
+                                     f"(0-{len(cluster_of) - 1}), got [{cpu:03d}]")
+                calls.line(number, int(match.group("pid")), cpu, time_ns, match.group("event"),
+                           match.group("args"))
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read: {e.strerror}")
+    except TraceError as e:
+        message = str(e)
+        raise TraceError(message if message.startswith(path) else f"{path}: {message}")
+    if events == 0:
+        raise TraceError(f"{path}: expected ftrace event lines (comm-pid [cpu] time: event: "
+                         f"fields), got none")
+    return calls
+
+
+def nearest_rank(values, fraction):
+    return values[max(0, math.ceil(fraction * len(values)) - 1)]
+
+
+def tiers(calls):
+    total = len(calls.done)
+    result = {}
+    for cls in CLASSES:
+        result[cls] = {}
+        for tier in TIERS:
+            values = sorted(latency for c, t, latency in calls.done if c == cls and t == tier)
+            entry = {"count": len(values), "share": 0.0, "mean_ns": 0, "p50_ns": 0,
+                     "p90_ns": 0, "p99_ns": 0, "max_ns": 0}
+            if values:
+                class_total = sum(1 for c, _, _ in calls.done if c == cls)
+                entry.update(share=round(len(values) / class_total, 6),
+                             mean_ns=round(sum(values) / len(values)),
+                             p50_ns=nearest_rank(values, 0.5), p90_ns=nearest_rank(values, 0.9),
+                             p99_ns=nearest_rank(values, 0.99), max_ns=values[-1])
+            result[cls][tier] = entry
+    return {"calls": total, "incomplete": calls.dropped,
+            "latency_from": "BC_TRANSACTION" if calls.commands else "binder_transaction",
+            "tiers": result}
+
+
+def print_table(summary, out):
+    def ms(ns):
+        return f"{ns / 1e6:.3f} ms"
+
+    print(f"{summary['calls']} two-way calls ({summary['incomplete']} cut by the trace or "
+          f"failed, not counted); latency from {summary['latency_from']} to the reply", file=out)
+    print(f"{'class':<12} {'tier':<16} {'avg latency':>11} {'calls':>12} {'share':>7} "
+          f"{'p50 latency':>12} {'p99 latency':>12}", file=out)
+    for cls in CLASSES:
+        for i, tier in enumerate(TIERS):
+            e = summary["tiers"][cls][tier]
+            label = LABELS[cls] if i == 0 else ""
+            if e["count"]:
+                print(f"{label:<12} {LABELS[tier]:<16} {ms(e['mean_ns']):>11} {e['count']:>12,} "
+                      f"{100 * e['share']:>6.1f}% {ms(e['p50_ns']):>12} {ms(e['p99_ns']):>12}",
+                      file=out)
+            else:
+                print(f"{label:<12} {LABELS[tier]:<16} {'-':>11} {0:>12} {0.0:>6.1f}% {'-':>12} "
+                      f"{'-':>12}", file=out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trace", help="ftrace text (a device's trace, or bindersim run --trace)")
+    parser.add_argument("--topology", default="sa8155p",
+                        help="topology name or path for the clusters (default sa8155p)")
+    parser.add_argument("--json", metavar="FILE", help="also write the tiers as JSON")
+    args = parser.parse_args()
+    try:
+        try:
+            topology = topology_file.load(args.topology)
+            cluster_of = {cpu: c["id"] for c in topology["clusters"] for cpu in c["cpus"]}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise TraceError(f"--topology {args.topology}: expected a bindersim topology, got "
+                             f"{type(e).__name__}: {e}")
+        summary = tiers(read_trace(args.trace, cluster_of))
+        if args.json:
+            directory = os.path.dirname(os.path.abspath(args.json))
+            handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tiers-")
+            with os.fdopen(handle, "w", encoding="utf-8") as f:
+                json.dump(summary, f, indent=2)
+                f.write("\n")
+            os.replace(temporary, args.json)
+        print_table(summary, sys.stdout)
+    except TraceError as e:
+        print(f"trace-tiers: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"trace-tiers: {e.filename}: cannot write: {e.strerror}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
