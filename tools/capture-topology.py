@@ -7,9 +7,9 @@ and caches.
     tools/capture-topology.py --root / --out thisbox.json                  # this Linux machine
     tools/capture-topology.py --records capture.txt --out mydevice.json   # a saved capture
 
-The device side is tools/device/collect-topology.sh (POSIX sh, toybox): `--adb` pushes and runs
-it, `--root DIR` runs it here on DIR (a machine's `/`, or a copy of its /sys and /proc trees),
-and its output, saved with `--save-records`, can be turned into a topology later. Run
+The device side is `tools/device/collect.sh topology` (POSIX sh, toybox): `--adb` pushes and
+runs it, `--root DIR` runs it here on DIR (a machine's `/`, or a copy of its /sys and /proc
+trees), and its output, saved with `--save-records`, can be turned into a topology later. Run
 `adb root` first on a userdebug build: the energy model is in debugfs.
 
 What the kernel does not expose is filled in and marked so in each object's `source`: cache and
@@ -22,18 +22,15 @@ Bad input ends with one line on stderr, `capture-topology: ...`, exit status 2, 
 file. The output is the same bytes for the same capture.
 """
 import argparse
-import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 import jsonfmt
 import topology_file
+from tool_support import ToolError, add_source_options, collect, main_of, write_atomically
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
-COLLECTOR = os.path.join(TOOLS, "device", "collect-topology.sh")
 CPU_DIR = "/sys/devices/system/cpu"
 DT_IDLE_DIR = "/sys/firmware/devicetree/base/cpus/idle-states"
 EM_DIR = "/sys/kernel/debug/energy_model"
@@ -66,12 +63,8 @@ TRANSITION_ESTIMATE_US = 40
 CLUSTER_NAMES = {1: ["cpu"], 2: ["little", "big"], 3: ["little", "mid", "big"]}
 
 
-class CaptureError(Exception):
-    """Bad or incomplete input: one line for the user."""
-
-
 def fail(what, expected, got):
-    raise CaptureError(f"{what}: expected {expected}, got {got}")
+    raise ToolError(f"{what}: expected {expected}, got {got}")
 
 
 # --- records ----------------------------------------------------------------------------------
@@ -105,42 +98,8 @@ def parse_records(text, origin):
             lines.append(line)
     close()
     if not files:
-        fail(origin, "records of the collector (tools/device/collect-topology.sh)", "none")
+        fail(origin, "records of the collector (tools/device/collect.sh topology)", "none")
     return files, blobs, props
-
-
-def collect(args):
-    """Runs the collector where asked and returns its output."""
-    if args.records:
-        try:
-            with open(args.records, encoding="utf-8", errors="replace") as f:
-                return f.read(), args.records
-        except OSError as e:
-            raise CaptureError(f"{args.records}: cannot read: {e.strerror}")
-    if args.root:
-        if not os.path.isdir(args.root):
-            fail("--root", "a directory", repr(args.root))
-        env = dict(os.environ, BINDERSIM_CAPTURE_ROOT=os.path.abspath(args.root).rstrip("/"))
-        command = ["sh", COLLECTOR]
-        origin = f"--root {args.root}"
-    else:
-        adb = [args.adb_path] + (["-s", args.serial] if args.serial else [])
-        remote = "/data/local/tmp/bindersim-collect-topology.sh"
-        run([*adb, "push", COLLECTOR, remote], "adb push")
-        env, command, origin = None, [*adb, "shell", "sh", remote], "adb shell"
-    return run(command, origin, env), origin
-
-
-def run(command, what, env=None):
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              env=env, check=False)
-    except OSError as e:
-        raise CaptureError(f"{what}: cannot run {command[0]}: {e.strerror}")
-    if done.returncode != 0:
-        message = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        fail(what, "exit status 0", f"{done.returncode} ({message})")
-    return done.stdout
 
 
 # --- reading the capture ----------------------------------------------------------------------
@@ -523,7 +482,7 @@ def load_base(base):
         topology = topology_file.load(base)
         return dict(topology["costs"]), topology.get("name", base)
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise CaptureError(f"--base {base}: expected a bindersim topology with costs, got "
+        raise ToolError(f"--base {base}: expected a bindersim topology with costs, got "
                            f"{type(e).__name__}: {e}")
 
 
@@ -604,35 +563,21 @@ def default_name(cap):
     return "captured"
 
 
-def write_atomically(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".capture-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--adb", action="store_true", help="capture the device adb reaches")
-    source.add_argument("--root", metavar="DIR", help="capture the /sys and /proc under DIR")
-    source.add_argument("--records", metavar="FILE", help="a capture saved by --save-records")
-    parser.add_argument("--serial", help="adb device serial (adb -s)")
-    parser.add_argument("--adb-path", default="adb", help="the adb executable (default adb)")
+    add_source_options(parser, "a capture", "--root", "capture the /sys and /proc under DIR",
+                       metavar="DIR")
     parser.add_argument("--name", help="the topology's name (default: the board platform or "
                         "the device tree's compatible)")
     parser.add_argument("--base", default="sa8155p", help="topology name or path whose costs "
                         "are copied (default sa8155p)")
-    parser.add_argument("--save-records", metavar="FILE", help="also keep the raw capture")
     parser.add_argument("--out", "-o", required=True, help="the topology file to write")
     args = parser.parse_args()
-    try:
-        text, origin = collect(args)
+
+    def capture():
+        text, origin = collect("topology", records=args.records,
+                               adb=args.adb_path if args.adb else None, serial=args.serial,
+                               root=args.root)
         files, blobs, props = parse_records(text, origin)
         cap = Capture(files, blobs, props, origin)
         name = args.name or default_name(cap)
@@ -642,13 +587,8 @@ def main():
         if args.save_records:
             write_atomically(args.save_records, text)
         write_atomically(args.out, jsonfmt.dumps(topology))
-    except CaptureError as e:
-        print(f"capture-topology: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"capture-topology: {e.filename}: cannot write: {e.strerror}", file=sys.stderr)
-        return 2
-    return 0
+
+    return main_of("capture-topology", capture)
 
 
 if __name__ == "__main__":

@@ -10,26 +10,19 @@ counters per core. It ends with the calibration run that matches what it found.
     tools/device-facts.py --adb -- /data/local/tmp/schd-dbg -n 10000   # another benchmark
     tools/device-facts.py --records bt-facts.txt                       # a saved run, again
 
-The device side is tools/device/collect-run-facts.sh (POSIX sh, toybox); `--adb` pushes and
-runs it, `--serial S` picks a device. `--local` runs it on this machine instead (for trying a
+The device side is `tools/device/collect.sh run` (POSIX sh, toybox); `--adb` pushes and runs
+it, `--serial S` picks a device. `--local` runs it on this machine instead (for trying a
 command out). Bad input ends with one line on stderr, `device-facts: ...`, and exit status 2.
 """
 import argparse
 import collections
-import os
 import re
-import subprocess
 import sys
-import tempfile
 
-TOOLS = os.path.dirname(os.path.abspath(__file__))
-COLLECTOR = os.path.join(TOOLS, "device", "collect-run-facts.sh")
+from tool_support import ToolError, add_source_options, collect, main_of, write_atomically
+
 COUNTERS = ("cpu-cycles", "cache-references", "cache-misses", "cpu-migrations",
             "context-switches")
-
-
-class FactsError(Exception):
-    """Bad input: one line for the user."""
 
 
 def parse_records(text, origin):
@@ -62,12 +55,12 @@ def parse_records(text, origin):
                 facts["samples"].append({})
         elif kind is None:
             if line.strip():
-                raise FactsError(f"{origin}: line {number}: expected a record (@@prop, @@file, "
+                raise ToolError(f"{origin}: line {number}: expected a record (@@prop, @@file, "
                                  f"@@sample, @@exit or @@output), got {line[:40]!r}")
         else:
             lines.append(line)
     if kind != "output":
-        raise FactsError(f"{origin}: expected the run's @@output record at the end, got "
+        raise ToolError(f"{origin}: expected the run's @@output record at the end, got "
                          f"{'none' if kind else 'no records'} (was the collector stopped?)")
     return facts
 
@@ -156,8 +149,8 @@ def report(facts, out):
     sets = cpusets(files)
     launch = files.get("/proc/self/cpuset", "?").strip()
     print("Launch", file=out)
-    print(f"  the shell's cpuset: {launch} (CPUs {cpu_text(sets[launch]) if launch in sets else '?'})",
-          file=out)
+    launch_cpus = cpu_text(sets[launch]) if launch in sets else "?"
+    print(f"  the shell's cpuset: {launch} (CPUs {launch_cpus})", file=out)
     print(f"  ro.cpuset.default: {props.get('ro.cpuset.default') or '(unset)'}", file=out)
     if props.get("ro.board.platform"):
         print(f"  platform: {props['ro.board.platform']}", file=out)
@@ -217,62 +210,22 @@ def report(facts, out):
         print(f"Calibration run for these CPUs:\n  {line}", file=out)
 
 
-def run(command, what):
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              check=False)
-    except OSError as e:
-        raise FactsError(f"{what}: cannot run {command[0]}: {e.strerror}")
-    if done.returncode != 0:
-        message = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise FactsError(f"{what}: expected exit status 0, got {done.returncode} ({message})")
-    return done.stdout
-
-
-def collect(args):
-    if args.records:
-        try:
-            with open(args.records, encoding="utf-8", errors="replace") as f:
-                return f.read(), args.records
-        except OSError as e:
-            raise FactsError(f"{args.records}: cannot read: {e.strerror}")
-    if args.local:
-        return run(["sh", COLLECTOR, *args.command], "--local"), "--local"
-    adb = [args.adb_path] + (["-s", args.serial] if args.serial else [])
-    remote = "/data/local/tmp/bindersim-collect-run-facts.sh"
-    run([*adb, "push", COLLECTOR, remote], "adb push")
-    return run([*adb, "shell", "sh", remote, *args.command], "adb shell"), "adb shell"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--adb", action="store_true", help="run on the device adb reaches")
-    source.add_argument("--local", action="store_true", help="run on this machine")
-    source.add_argument("--records", metavar="FILE", help="a run saved by --save-records")
-    parser.add_argument("--serial", help="adb device serial (adb -s)")
-    parser.add_argument("--adb-path", default="adb", help="the adb executable (default adb)")
-    parser.add_argument("--save-records", metavar="FILE", help="also keep the raw records")
+    add_source_options(parser, "a run", "--local", "run on this machine", action="store_true")
     parser.add_argument("command", nargs="*", help="the benchmark and its arguments (default: "
                         "binderThroughputTest -w 8 -i 100000)")
     args = parser.parse_args()
-    try:
-        text, origin = collect(args)
-        facts = parse_records(text, origin)
+
+    def facts():
+        text, origin = collect("run", args.command, records=args.records,
+                               adb=args.adb_path if args.adb else None, serial=args.serial)
+        parsed = parse_records(text, origin)
         if args.save_records:
-            directory = os.path.dirname(os.path.abspath(args.save_records))
-            handle, temporary = tempfile.mkstemp(dir=directory, prefix=".facts-")
-            with os.fdopen(handle, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(temporary, args.save_records)
-        report(facts, sys.stdout)
-    except FactsError as e:
-        print(f"device-facts: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"device-facts: {e.filename}: cannot write: {e.strerror}", file=sys.stderr)
-        return 2
-    return 0
+            write_atomically(args.save_records, text)
+        report(parsed, sys.stdout)
+
+    return main_of("device-facts", facts)
 
 
 if __name__ == "__main__":

@@ -26,12 +26,11 @@ with one line on stderr, `trace-tiers: ...`, and exit status 2.
 import argparse
 import json
 import math
-import os
 import re
 import sys
-import tempfile
 
 import topology_file
+from tool_support import ToolError, main_of, write_atomically
 
 LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?:\(\s*(?:\d+|-+)\)\s+)?\[(?P<cpu>\d+)\]"
                   r"\s+(?:\S{4,5}\s+)?(?P<time>\d+\.\d+):\s+(?P<event>\w+):\s?(?P<args>.*)$")
@@ -39,10 +38,6 @@ CLASSES = ("sched_fifo", "sched_other")
 TIERS = ("same_core", "same_cluster", "cross_cluster")
 LABELS = {"sched_fifo": "SCHED_FIFO", "sched_other": "SCHED_OTHER", "same_core": "same core",
           "same_cluster": "same cluster", "cross_cluster": "cross cluster"}
-
-
-class TraceError(Exception):
-    """Bad input: one line for the user."""
 
 
 def fields(args):
@@ -100,8 +95,9 @@ class Calls:
         try:
             txn, reply, flags = int(f["transaction"]), f["reply"] == "1", int(f["flags"], 16)
         except (KeyError, ValueError):
-            raise TraceError(f"line {number}: binder_transaction: expected transaction=N ... "
-                             f"reply=0|1 flags=0xN, got {' '.join(f'{k}={v}' for k, v in f.items())!r}")
+            found = " ".join(f"{k}={v}" for k, v in f.items())
+            raise ToolError(f"line {number}: binder_transaction: expected transaction=N ... "
+                            f"reply=0|1 flags=0xN, got {found!r}")
         if reply:
             # The server answers the innermost call it took; the caller gets the reply.
             served = self.serving.get(pid)
@@ -142,7 +138,7 @@ class Calls:
         a, b = call["caller_cpu"], call["server_cpu"]
         if a == b:
             tier = "same_core"
-        elif self.cluster_of.get(a) is not None and self.cluster_of.get(a) == self.cluster_of.get(b):
+        elif self.cluster_of[a] == self.cluster_of[b]:
             tier = "same_cluster"
         else:
             tier = "cross_cluster"
@@ -165,17 +161,17 @@ def read_trace(path, cluster_of):
                 time_ns = int(seconds) * 1_000_000_000 + int(fraction.ljust(9, "0")[:9])
                 cpu = int(match.group("cpu"))
                 if cpu not in cluster_of:
-                    raise TraceError(f"{path}: line {number}: expected a CPU of the topology "
+                    raise ToolError(f"{path}: line {number}: expected a CPU of the topology "
                                      f"(0-{len(cluster_of) - 1}), got [{cpu:03d}]")
                 calls.line(number, int(match.group("pid")), cpu, time_ns, match.group("event"),
                            match.group("args"))
     except OSError as e:
-        raise TraceError(f"{path}: cannot read: {e.strerror}")
-    except TraceError as e:
+        raise ToolError(f"{path}: cannot read: {e.strerror}")
+    except ToolError as e:
         message = str(e)
-        raise TraceError(message if message.startswith(path) else f"{path}: {message}")
+        raise ToolError(message if message.startswith(path) else f"{path}: {message}")
     if events == 0:
-        raise TraceError(f"{path}: expected ftrace event lines (comm-pid [cpu] time: event: "
+        raise ToolError(f"{path}: expected ftrace event lines (comm-pid [cpu] time: event: "
                          f"fields), got none")
     return calls
 
@@ -233,29 +229,20 @@ def main():
                         help="topology name or path for the clusters (default sa8155p)")
     parser.add_argument("--json", metavar="FILE", help="also write the tiers as JSON")
     args = parser.parse_args()
-    try:
+
+    def tabulate():
         try:
             topology = topology_file.load(args.topology)
             cluster_of = {cpu: c["id"] for c in topology["clusters"] for cpu in c["cpus"]}
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise TraceError(f"--topology {args.topology}: expected a bindersim topology, got "
-                             f"{type(e).__name__}: {e}")
+            raise ToolError(f"--topology {args.topology}: expected a bindersim topology, got "
+                            f"{type(e).__name__}: {e}")
         summary = tiers(read_trace(args.trace, cluster_of))
         if args.json:
-            directory = os.path.dirname(os.path.abspath(args.json))
-            handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tiers-")
-            with os.fdopen(handle, "w", encoding="utf-8") as f:
-                json.dump(summary, f, indent=2)
-                f.write("\n")
-            os.replace(temporary, args.json)
+            write_atomically(args.json, json.dumps(summary, indent=2) + "\n")
         print_table(summary, sys.stdout)
-    except TraceError as e:
-        print(f"trace-tiers: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"trace-tiers: {e.filename}: cannot write: {e.strerror}", file=sys.stderr)
-        return 2
-    return 0
+
+    return main_of("trace-tiers", tabulate)
 
 
 if __name__ == "__main__":

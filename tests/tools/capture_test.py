@@ -9,24 +9,15 @@ Usage: capture_test.py BINDERSIM SOURCE_DIR"""
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
+
+from harness import check, main
 
 BINDERSIM, SOURCE = sys.argv[1], sys.argv[2]
 TOOL = os.path.join(SOURCE, "tools", "capture-topology.py")
 SHIPPED = json.load(open(os.path.join(SOURCE, "topologies", "sa8155p.json")))
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
-
-
 # --- a device tree ----------------------------------------------------------------------------
 
 PARTS = {"silver": 0x805, "gold": 0x804, "prime": 0x804}
@@ -203,19 +194,6 @@ def compare_with_shipped(topology, label, dt=True, energy_model=True):
           f"{label}: costs source")
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="capture-test-")
-    try:
-        run_cases(work)
-    finally:
-        shutil.rmtree(work)
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("capture_test: OK")
-    return 0
-
-
 def run_cases(work):
     device = os.path.join(work, "device")
     make_device(device)
@@ -246,13 +224,14 @@ def run_cases(work):
     fake_adb = os.path.join(work, "adb")
     with open(fake_adb, "w") as f:
         f.write(f"""#!/bin/sh
-# adb -s SERIAL push FILE REMOTE | adb -s SERIAL shell sh REMOTE, on the tree under {device}
+# adb -s SERIAL push FILE REMOTE | adb -s SERIAL shell sh REMOTE ARGS..., on the tree under {device}
 [ "$1" = -s ] && [ "$2" = test-serial ] || {{ echo "error: no devices" >&2; exit 1; }}
 shift 2
 case "$1" in
   push) cp "$2" "{work}/pushed.sh" ;;
   shell) [ "$2" = sh ] || exit 1
-         BINDERSIM_CAPTURE_ROOT="{device}" sh "{work}/pushed.sh" ;;
+         shift 3
+         BINDERSIM_CAPTURE_ROOT="{device}" sh "{work}/pushed.sh" "$@" ;;
   *) exit 1 ;;
 esac
 """)
@@ -328,4 +307,4 @@ esac
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("capture_test", run_cases))

@@ -12,19 +12,11 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
+
+from harness import check, main
 
 SOURCE = sys.argv[1]
 TOOL = os.path.join(SOURCE, "tools", "device-facts.py")
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
-
-
 def write(path, text, executable=False):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
@@ -36,19 +28,6 @@ def write(path, text, executable=False):
 def facts(*args, env=None):
     done = subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True, env=env)
     return done.returncode, done.stdout, done.stderr
-
-
-def main():
-    work = tempfile.mkdtemp(prefix="facts-test-")
-    try:
-        run_cases(work)
-    finally:
-        shutil.rmtree(work)
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("device_facts_test: OK")
-    return 0
 
 
 def run_cases(work):
@@ -125,4 +104,4 @@ def run_cases(work):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("device_facts_test", run_cases))

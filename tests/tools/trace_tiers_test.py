@@ -10,22 +10,13 @@ Usage: trace_tiers_test.py BINDERSIM SOURCE_DIR"""
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
+
+from harness import check, main
 
 BINDERSIM, SOURCE = sys.argv[1], sys.argv[2]
 TOOL = os.path.join(SOURCE, "tools", "trace-tiers.py")
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
-
-
 def tiers_of(trace, topology, work):
     out = os.path.join(work, "tiers.json")
     done = subprocess.run([sys.executable, TOOL, trace, "--topology", topology, "--json", out],
@@ -65,19 +56,6 @@ def as_device_writes_it(trace, path):
                 continue
             line = re.sub(r"\s+\(\s*(?:\d+|-+)\)\s+\[", " [", line)
             dst.write(line.replace("] .... ", "] d..2. "))
-
-
-def main():
-    work = tempfile.mkdtemp(prefix="trace-tiers-test-")
-    try:
-        run_cases(work)
-    finally:
-        shutil.rmtree(work)
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("trace_tiers_test: OK")
-    return 0
 
 
 def run_cases(work):
@@ -139,4 +117,4 @@ def run_cases(work):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("trace_tiers_test", run_cases))

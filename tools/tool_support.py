@@ -1,0 +1,93 @@
+"""What the Python tools share: one line on stderr and exit status 2 for bad input, outputs
+written whole or not at all, and the device-side collector (tools/device/collect.sh) run through
+adb, on this machine, or read back from saved records."""
+import os
+import subprocess
+import sys
+import tempfile
+
+COLLECTOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "device", "collect.sh")
+REMOTE_COLLECTOR = "/data/local/tmp/bindersim-collect.sh"
+
+
+class ToolError(Exception):
+    """Bad input or a failed step: the message is the one line the user sees."""
+
+
+def read_text(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read: {e.strerror}")
+
+
+def write_atomically(path, text):
+    """Writes `text` to a temporary file beside `path`, then renames it over `path`."""
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                                         prefix=".partial-")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def run(command, what, env=None):
+    """The command's standard output; a failure to start or a non-zero exit is a ToolError."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              env=env, check=False)
+    except OSError as e:
+        raise ToolError(f"{what}: cannot run {command[0]}: {e.strerror}")
+    if done.returncode != 0:
+        message = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ToolError(f"{what}: expected exit status 0, got {done.returncode} ({message})")
+    return done.stdout
+
+
+def collect(mode, arguments=(), records=None, adb=None, serial=None, root=None):
+    """The collector's output for `mode` (topology, run) and where it came from: saved
+    `records`, or a run through the `adb` executable, or here (on `root` when given)."""
+    if records:
+        return read_text(records), records
+    if adb:
+        prefix = [adb] + (["-s", serial] if serial else [])
+        run([*prefix, "push", COLLECTOR, REMOTE_COLLECTOR], "adb push")
+        return run([*prefix, "shell", "sh", REMOTE_COLLECTOR, mode, *arguments],
+                   "adb shell"), "adb shell"
+    env = None
+    origin = "this machine"
+    if root:
+        if not os.path.isdir(root):
+            raise ToolError(f"--root: expected a directory, got {root!r}")
+        env = dict(os.environ, BINDERSIM_CAPTURE_ROOT=os.path.abspath(root).rstrip("/"))
+        origin = f"--root {root}"
+    return run(["sh", COLLECTOR, mode, *arguments], origin, env), origin
+
+
+def add_source_options(parser, what, here_flag, here_help, **here_options):
+    """The options that choose where the collector runs: --adb (with --serial and --adb-path),
+    `here_flag` (this machine), or --records; and --save-records. `what` names the records."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--adb", action="store_true", help="the device adb reaches")
+    source.add_argument(here_flag, help=here_help, **here_options)
+    source.add_argument("--records", metavar="FILE", help=f"{what} saved by --save-records")
+    parser.add_argument("--serial", help="adb device serial (adb -s)")
+    parser.add_argument("--adb-path", default="adb", help="the adb executable (default adb)")
+    parser.add_argument("--save-records", metavar="FILE", help=f"also keep {what} as recorded")
+
+
+def main_of(prog, body):
+    """Runs body(); a ToolError or a failed write ends with one line and exit status 2."""
+    try:
+        body()
+    except ToolError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"{prog}: {e.filename}: cannot write: {e.strerror}", file=sys.stderr)
+        return 2
+    return 0
