@@ -24,14 +24,18 @@ file. The output is the same bytes for the same capture.
 import argparse
 import os
 import re
+import subprocess
 import sys
 
 import jsonfmt
 import topology_file
-from tool_support import ToolError, add_source_options, collect, main_of, write_atomically
+from tool_support import ToolError, add_source_options, collect, main_of, write_all
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 CPU_DIR = "/sys/devices/system/cpu"
+MAX_CPUS = 64  # the topology format's limit
+MAX_FREQ_KHZ = 10**8
+MAX_DMIPS = 2**20
 DT_IDLE_DIR = "/sys/firmware/devicetree/base/cpus/idle-states"
 EM_DIR = "/sys/kernel/debug/energy_model"
 
@@ -57,6 +61,9 @@ PRIVATE_CYCLES = {1: 4, 2: 12, 3: 30}
 SHARED_NS = {2: 10.0, 3: 30.0}
 OUTER_SHARED_NS = 60.0
 MEMORY_NS = 120.0
+# Cache sizes where cacheinfo has none, by level (KiB): an L1D of the small cores, a typical
+# private L2, a typical shared L3.
+SIZE_ESTIMATE_KIB = {1: 32, 2: 256, 3: 2048}
 # A cpufreq driver that does not know its transition latency reports CPUFREQ_ETERNAL.
 CPUFREQ_ETERNAL = 4294967295
 TRANSITION_ESTIMATE_US = 40
@@ -117,8 +124,8 @@ class Capture:
             if required:
                 fail(f"{self.origin}: {path}", "the file", "none")
             return None
-        if not re.fullmatch(r"-?\d+", value):
-            fail(f"{self.origin}: {path}", "an integer", repr(value[:40]))
+        if not re.fullmatch(r"-?\d{1,18}", value):
+            fail(f"{self.origin}: {path}", "an integer of at most 18 digits", repr(value[:40]))
         return int(value)
 
     def cells(self, path):
@@ -140,6 +147,8 @@ class Capture:
             if not match:
                 fail(f"{self.origin}: {path}", "a CPU list such as 0-3,6", repr(value[:40]))
             first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+            if last >= MAX_CPUS:
+                fail(f"{self.origin}: {path}", f"CPU ids below {MAX_CPUS}", repr(value[:40]))
             cpus.extend(range(first, last + 1))
         return sorted(set(cpus))
 
@@ -167,8 +176,12 @@ def cpu_ids(cap):
         fail(f"{cap.origin}: {CPU_DIR}/possible", "the CPUs", "none")
     if cpus != list(range(len(cpus))):
         fail(f"{cap.origin}: {CPU_DIR}/possible", "CPU ids 0..n-1", ",".join(map(str, cpus)))
-    if len(cpus) > 64:
-        fail(f"{cap.origin}: {CPU_DIR}/possible", "at most 64 CPUs", len(cpus))
+    online = cap.cpu_list(f"{CPU_DIR}/online")
+    for cpu in cpus:
+        if online is not None and cpu not in online:
+            fail(f"{cap.origin}: {CPU_DIR}/online", f"every CPU online (cpu{cpu} is offline: "
+                 f"echo 1 > {CPU_DIR}/cpu{cpu}/online before capturing)",
+                 cap.text(f"{CPU_DIR}/online"))
     return cpus
 
 
@@ -180,11 +193,16 @@ def uarch_names(cap):
         if key == "processor" and value.isdigit():
             cpu, implementer = int(value), None
         elif key == "CPU implementer" and cpu is not None:
-            implementer = int(value, 16)
+            implementer = hex_number(value)
         elif key == "CPU part" and cpu is not None and implementer is not None:
-            part = int(value, 16)
-            names[cpu] = UARCH.get((implementer, part), f"arm-{implementer:#x}-{part:#x}")
+            part = hex_number(value)
+            if part is not None:
+                names[cpu] = UARCH.get((implementer, part), f"arm-{implementer:#x}-{part:#x}")
     return names
+
+
+def hex_number(text):
+    return int(text, 16) if re.fullmatch(r"0x[0-9a-fA-F]{1,8}", text) else None
 
 
 class Cpu:
@@ -194,12 +212,16 @@ class Cpu:
         base = f"{CPU_DIR}/cpu{cpu}"
         self.id = cpu
         self.fmax = cap.integer(f"{base}/cpufreq/cpuinfo_max_freq")
-        self.freqs = sorted(int(f) for f in (cap.text(
-            f"{base}/cpufreq/scaling_available_frequencies") or "").split() if f.isdigit())
+        if self.fmax is not None and not 1 <= self.fmax <= MAX_FREQ_KHZ:
+            fail(f"{cap.origin}: {base}/cpufreq/cpuinfo_max_freq",
+                 f"a frequency of 1..{MAX_FREQ_KHZ} kHz", self.fmax)
         self.transition_ns = cap.integer(f"{base}/cpufreq/cpuinfo_transition_latency")
         self.domain = tuple(cap.cpu_list(f"{base}/cpufreq/related_cpus") or [cpu])
         dmips = cap.cells(f"{base}/of_node/capacity-dmips-mhz")
         self.dmips = dmips[0] if dmips else None
+        if self.dmips is not None and not 1 <= self.dmips <= MAX_DMIPS:
+            fail(f"{cap.origin}: {base}/of_node/capacity-dmips-mhz", f"1..{MAX_DMIPS}",
+                 self.dmips)
         self.capacity = cap.integer(f"{base}/cpu_capacity")
         self.idle_phandles = cap.cells(f"{base}/of_node/cpu-idle-states") or []
         self.cluster_id = cap.integer(f"{base}/topology/cluster_id")
@@ -209,11 +231,14 @@ class Cpu:
             path = f"{base}/cache/{index}"
             kind = cap.text(f"{path}/type")
             size = cap.text(f"{path}/size")
-            if kind == "Instruction" or size is None:
+            if kind == "Instruction":
                 continue
+            level = cap.integer(f"{path}/level", required=True)
+            if not 1 <= level <= 16:
+                fail(f"{cap.origin}: {path}/level", "a cache level of 1..16", level)
             self.caches.append({
-                "level": cap.integer(f"{path}/level", required=True),
-                "size_kib": size_kib(size, f"{cap.origin}: {path}/size"),
+                "level": level,
+                "size_kib": size_kib(size, f"{cap.origin}: {path}/size") if size else None,
                 "cpus": tuple(cap.cpu_list(f"{path}/shared_cpu_list") or [cpu]),
                 "line": cap.integer(f"{path}/coherency_line_size"),
                 "path": path})
@@ -229,7 +254,7 @@ class Cpu:
 
 
 def size_kib(text, what):
-    match = re.fullmatch(r"(\d+)\s*([KMG]?)", text.strip())
+    match = re.fullmatch(r"(\d{1,12})\s*([KMG]?)", text.strip())
     if not match:
         fail(what, "a size such as 32K", repr(text[:40]))
     value = int(match.group(1)) * {"": 1, "K": 1, "M": 1024, "G": 1024 * 1024}[match.group(2)]
@@ -297,12 +322,24 @@ def cluster_names(clusters, capacities):
     return names
 
 
+def size_of(cache):
+    """A cache's size in KiB and where it comes from: cacheinfo, or an estimate by level where
+    the device tree gives no cache-size (cacheinfo then has no size file)."""
+    if cache["size_kib"] is not None:
+        return cache["size_kib"], f"{cache['path']}/size"
+    estimate = SIZE_ESTIMATE_KIB.get(cache["level"], SIZE_ESTIMATE_KIB[3])
+    return estimate, (f"estimate, {estimate} KiB, typical of the level ({cache['path']} has no "
+                      f"size: the device tree gives no cache-size)")
+
+
 def private_caches(cap, first):
+    """The CPU's own caches, L1 first. Without a level-1 data or unified cache in cacheinfo an
+    L1 of the estimated size stands in, so that the file always starts at level 1."""
     caches = sorted((c for c in first.caches if c["cpus"] == (first.id,)),
                     key=lambda c: c["level"])
-    if not caches:
-        fail(f"{cap.origin}: {CPU_DIR}/cpu{first.id}/cache",
-             "the CPU's private caches (cacheinfo)", "none")
+    if not caches or caches[0]["level"] != 1:
+        caches.insert(0, {"level": 1, "size_kib": None, "cpus": (first.id,), "line": None,
+                          "path": f"{CPU_DIR}/cpu{first.id}/cache (no level-1 entry)"})
     result, previous = [], 0.0
     for cache in caches:
         if result and cache["level"] == result[-1]["level"]:
@@ -311,9 +348,10 @@ def private_caches(cap, first):
         cycles = PRIVATE_CYCLES.get(cache["level"], 40)
         latency = above(cycles * 1e6 / first.fmax, previous)
         previous = latency
+        size, size_source = size_of(cache)
         result.append({
-            "level": cache["level"], "size_kib": cache["size_kib"], "latency_ns": latency,
-            "source": f"size: {cache['path']}/size; latency: estimate, {cycles} cycles at "
+            "level": cache["level"], "size_kib": size, "latency_ns": latency,
+            "source": f"size: {size_source}; latency: estimate, {cycles} cycles at "
                       f"fmax (typical of the level; measure with a pointer chase such as "
                       f"lmbench lat_mem_rd)"})
     return result
@@ -325,13 +363,17 @@ def above(estimate, previous):
     return value if value > previous else round(previous * 1.25 + 0.1, 1)
 
 
-def shared_caches(cpus, privates):
+def shared_caches(cap, cpus, privates):
     """Caches listed by more than one CPU, inner first, with latencies above every member's
     private caches."""
     found = {}
     for c in cpus:
         for cache in c.caches:
             if len(cache["cpus"]) > 1:
+                unknown = [m for m in cache["cpus"] if m not in privates]
+                if unknown:
+                    fail(f"{cap.origin}: {cache['path']}/shared_cpu_list",
+                         "CPUs of this capture", f"cpu{unknown[0]}")
                 found.setdefault((cache["level"], cache["cpus"]), cache)
     keys = sorted(found, key=lambda k: (k[0], k[1]))
     per_level = {}
@@ -345,10 +387,13 @@ def shared_caches(cpus, privates):
         for c in members:
             reach[c] = latency
         name = f"l{level}" if per_level[level] == 1 else f"l{level}-cpu{members[0]}"
+        while any(r["name"] == name for r in result):
+            name += "-b"
+        size, size_source = size_of(cache)
         result.append({
-            "name": name, "level": level, "cpus": list(members), "size_kib": cache["size_kib"],
+            "name": name, "level": level, "cpus": list(members), "size_kib": size,
             "latency_ns": latency,
-            "source": f"CPUs and size: {cache['path']} (shared_cpu_list, size); latency: "
+            "source": f"CPUs: {cache['path']}/shared_cpu_list; size: {size_source}; latency: "
                       f"estimate, typical of a shared level-{level} hit; measure and replace"})
     return result, reach
 
@@ -356,17 +401,24 @@ def shared_caches(cpus, privates):
 # --- idle states ------------------------------------------------------------------------------
 
 def dt_idle_nodes(cap):
-    """Device-tree idle-state nodes by phandle: (node name, entry, exit, residency in us)."""
-    nodes = {}
+    """Device-tree idle-state nodes, each (node name, idle-state-name, entry, exit, residency
+    in us, path), by phandle and by name: a CPU's cpu-idle-states name them by phandle, while
+    with PSCI's OS-initiated mode (power-domains instead of cpu-idle-states) cpuidle's states
+    carry the nodes' names."""
+    by_phandle, by_name = {}, {}
     for name in cap.children(DT_IDLE_DIR, r"[^/]+"):
         path = f"{DT_IDLE_DIR}/{name}"
-        phandle = cap.cells(f"{path}/phandle")
         values = [cap.cells(f"{path}/{key}") for key in
                   ("entry-latency-us", "exit-latency-us", "min-residency-us")]
-        if phandle and all(values):
-            label = (cap.text(f"{path}/idle-state-name") or name).splitlines()[0]
-            nodes[phandle[0]] = (name, label, *(v[0] for v in values), path)
-    return nodes
+        if not all(values):
+            continue
+        label = ((cap.text(f"{path}/idle-state-name") or name).splitlines() or [name])[0]
+        node = (name, label, *(v[0] for v in values), path)
+        by_name.setdefault(name, node)
+        phandle = cap.cells(f"{path}/phandle")
+        if phandle:
+            by_phandle[phandle[0]] = node
+    return by_phandle, by_name
 
 
 def state_name(text, taken):
@@ -379,8 +431,9 @@ def state_name(text, taken):
 
 def idle_states(cap, first, dt_nodes):
     """The CPU's idle states, shallowest first: state 0 is WFI; deeper states take the device
-    tree's entry, exit and residency when the CPU's cpu-idle-states name them in cpuidle's
-    order, else cpuidle's latency (entry + exit, as the kernel holds it) as the exit."""
+    tree's entry, exit and residency when its nodes match cpuidle's states (through the CPU's
+    cpu-idle-states, in order, or by name), else cpuidle's latency (entry + exit, as the kernel
+    holds it) as the exit."""
     if not first.idle:
         return [{"name": "wfi", "entry_latency_us": 0, "exit_latency_us": 1,
                  "min_residency_us": 1,
@@ -388,7 +441,11 @@ def idle_states(cap, first, dt_nodes):
                            "driver's state 0 (1 us exit, 1 us residency)"}], []
     states, skipped, taken = [], [], set()
     deeper = first.idle[1:]
-    by_dt = [dt_nodes.get(p) for p in first.idle_phandles]
+    by_phandle, by_name = dt_nodes
+    if first.idle_phandles:
+        by_dt = [by_phandle.get(p) for p in first.idle_phandles]
+    else:
+        by_dt = [by_name.get(state["name"]) for state in deeper]
     use_dt = len(by_dt) == len(deeper) and all(by_dt) and all(
         node[1] == state["name"] or node[0] == state["name"] for node, state in zip(by_dt, deeper))
     zero = first.idle[0]
@@ -413,8 +470,7 @@ def idle_states(cap, first, dt_nodes):
                       f"as the exit) and residency; no device-tree idle-state node matched")
             name = state["name"]
         previous = states[-1]
-        if len(states) > 1 and (exit_us < previous["exit_latency_us"] or
-                                residency < previous["min_residency_us"]):
+        if exit_us < previous["exit_latency_us"] or residency < previous["min_residency_us"]:
             fail(f"{cap.origin}: {state['path']}",
                  "exit latency and residency at least the shallower state's",
                  f"{exit_us} us and {residency} us after {previous['exit_latency_us']} us and "
@@ -462,7 +518,8 @@ def cpufreq(cap, group, domains):
             fail(f"{cap.origin}: {domain[2]}", "power never decreasing with frequency",
                  f"{p0} at {f0} kHz, then {p1} at {f1} kHz")
     transition = first.transition_ns
-    if transition is None or transition >= CPUFREQ_ETERNAL or transition < 0:
+    # qcom-cpufreq-hw, among others, leaves it 0: unknown, not instantaneous.
+    if transition is None or transition >= CPUFREQ_ETERNAL or transition <= 0:
         transition_us = TRANSITION_ESTIMATE_US
         why = (f"transition latency: estimate, {TRANSITION_ESTIMATE_US} us (cpufreq does not "
                f"report it), typical of a hardware-managed switch")
@@ -524,7 +581,7 @@ def build(cap, name, base):
         missing = next(c for c in clusters if "cpufreq" not in c)
         fail(f"{cap.origin}: {EM_DIR}", "an energy-model domain for every cluster",
              f"none for CPUs {missing['cpus']}")
-    shared, reach = shared_caches(cpus, privates)
+    shared, reach = shared_caches(cap, cpus, privates)
     outermost = max(max(reach.get(c.id, privates[c.id]) for c in cpus), 0.0)
     memory = {"latency_ns": above(MEMORY_NS, outermost),
               "source": "estimate: typical LPDDR4X/LPDDR5 load-to-use latency; measure and "
@@ -553,6 +610,31 @@ def build(cap, name, base):
             "clusters": clusters, "shared_caches": shared, "memory": memory, "costs": costs}
 
 
+def encodable(text):
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def check_loads(binary, out, written):
+    """Refuses a topology that bindersim's loader rejects: a capture can hold values outside
+    the format's ranges or orders that the steps above do not check one by one."""
+    binary = binary or os.environ.get("BINDERSIM") or os.path.join(
+        os.path.dirname(TOOLS), "build", "bindersim")
+    if not os.access(binary, os.X_OK):
+        print(f"capture-topology: {out}: not checked: no bindersim binary at {binary} "
+              f"(--bindersim)", file=sys.stderr)
+        return
+    done = subprocess.run([binary, "topology", "show", written], capture_output=True,
+                          text=True, errors="replace", check=False)
+    if done.returncode != 0:
+        line = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        line = line.removeprefix("bindersim: ").replace(written, out)
+        raise ToolError(f"the capture does not load in bindersim: {line}")
+
+
 def default_name(cap):
     platform = cap.props.get("ro.board.platform")
     if platform:
@@ -572,6 +654,8 @@ def main():
     parser.add_argument("--base", default="sa8155p", help="topology name or path whose costs "
                         "are copied (default sa8155p)")
     parser.add_argument("--out", "-o", required=True, help="the topology file to write")
+    parser.add_argument("--bindersim", help="the bindersim binary that checks the file loads "
+                        "(default $BINDERSIM, else build/bindersim of this tree)")
     args = parser.parse_args()
 
     def capture():
@@ -581,12 +665,14 @@ def main():
         files, blobs, props = parse_records(text, origin)
         cap = Capture(files, blobs, props, origin)
         name = args.name or default_name(cap)
-        if not name or re.search(r"[\x00-\x1f\x7f]", name):
-            fail("--name", "a non-empty name without control characters", repr(name))
+        if not name or re.search(r"[\x00-\x1f\x7f]", name) or not encodable(name):
+            fail("--name", "a non-empty UTF-8 name without control characters",
+                 ascii(name))
         topology = build(cap, name, load_base(args.base))
+        outputs = [(args.out, jsonfmt.dumps(topology))]
         if args.save_records:
-            write_atomically(args.save_records, text)
-        write_atomically(args.out, jsonfmt.dumps(topology))
+            outputs.append((args.save_records, text))
+        write_all(outputs, check=lambda paths: check_loads(args.bindersim, args.out, paths[0]))
 
     return main_of("capture-topology", capture)
 

@@ -25,10 +25,15 @@ COUNTERS = ("cpu-cycles", "cache-references", "cache-misses", "cpu-migrations",
             "context-switches")
 
 
+RECORD = re.compile(r"@@(prop|file|sample|counters|exit)(?: (\S.*))?$")
+MAX_CPU_ID = 4095  # a CPU list naming more is not a real machine's
+
+
 def parse_records(text, origin):
     """The collector's output: properties, files before the run, samples during it (a list
-    of {path: text}), the exit status and the command's output."""
-    facts = {"props": {}, "files": {}, "samples": [], "exit": None, "output": ""}
+    of {path: text}), how the counters were taken, the exit status and the command's output."""
+    facts = {"props": {}, "files": {}, "samples": [], "counters": None, "exit": None,
+             "output": ""}
     kind, key, lines = None, None, []
 
     def close():
@@ -37,8 +42,10 @@ def parse_records(text, origin):
             facts["props"][key] = body
         elif kind == "file":
             (facts["samples"][-1] if facts["samples"] else facts["files"])[key] = body
+        elif kind == "counters":
+            facts["counters"] = body
         elif kind == "exit":
-            facts["exit"] = int(body) if body.isdigit() else None
+            facts["exit"] = int(body) if body.isdigit() and len(body) < 10 else None
 
     all_lines = text.splitlines()
     for number, line in enumerate(all_lines, 1):
@@ -47,30 +54,39 @@ def parse_records(text, origin):
             facts["output"] = "\n".join(all_lines[number:])
             kind = "output"
             break
-        match = re.match(r"@@(prop|file|sample|exit)(?: (\S.*))?$", line)
+        match = RECORD.match(line)
         if match:
             close()
             kind, key, lines = match.group(1), match.group(2), []
+            if kind in ("prop", "file") and key is None:
+                raise ToolError(f"{origin}: line {number}: expected @@{kind} and a name, got "
+                                f"none")
             if kind == "sample":
                 facts["samples"].append({})
-        elif kind is None:
+        elif kind is None or re.match(r"@@\w+( |$)", line):
             if line.strip():
                 raise ToolError(f"{origin}: line {number}: expected a record (@@prop, @@file, "
-                                 f"@@sample, @@exit or @@output), got {line[:40]!r}")
+                                f"@@sample, @@counters, @@exit or @@output), got {line[:40]!r}")
         else:
             lines.append(line)
     if kind != "output":
         raise ToolError(f"{origin}: expected the run's @@output record at the end, got "
-                         f"{'none' if kind else 'no records'} (was the collector stopped?)")
+                        f"{'none' if kind else 'no records'} (was the collector stopped?)")
     return facts
 
 
 def cpu_set(text):
     cpus = set()
     for part in (text or "").replace(" ", "").split(","):
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        match = re.fullmatch(r"(\d{1,4})(?:-(\d{1,4}))?", part)
         if match:
-            cpus.update(range(int(match.group(1)), int(match.group(2) or match.group(1)) + 1))
+            first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+            if last > MAX_CPU_ID:
+                raise ToolError(f"a CPU list: expected CPU ids up to {MAX_CPU_ID}, got "
+                                f"{text[:40]!r}")
+            cpus.update(range(first, last + 1))
+        elif re.fullmatch(r"\d+(-\d+)?", part):
+            raise ToolError(f"a CPU list: expected CPU ids up to {MAX_CPU_ID}, got {text[:40]!r}")
     return cpus
 
 
@@ -192,9 +208,11 @@ def report(facts, out):
         for cpu in cpus:
             print("  " + f"{cpu:<5}" + "".join(f"{counters[name].get(cpu, 0):>18,}"
                                                 for name in counters), file=out)
+    elif facts["counters"] and facts["counters"].startswith("none"):
+        print(f"Counters per core: {facts['counters']}", file=out)
     else:
-        print("Counters per core: none in the output (simpleperf not installed, or its "
-              "format not recognised: see the output below)", file=out)
+        print("Counters per core: none in the output (its format not recognised: see the "
+              "output below)", file=out)
     print("Output", file=out)
     for line in facts["output"].strip().splitlines()[-12:]:
         print(f"  {line}", file=out)

@@ -2,6 +2,7 @@
 written whole or not at all, and the device-side collector (tools/device/collect.sh) run through
 adb, on this machine, or read back from saved records."""
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -22,17 +23,41 @@ def read_text(path):
         raise ToolError(f"{path}: cannot read: {e.strerror}")
 
 
-def write_atomically(path, text):
-    """Writes `text` to a temporary file beside `path`, then renames it over `path`."""
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                                         prefix=".partial-")
+def write_all(outputs, check=None):
+    """Writes each (path, text) of `outputs` to a temporary file beside its path, runs
+    check(temporary paths) when given (it raises ToolError to refuse them), then renames them
+    into place: every output is written whole, or none is. Files get the usual permissions
+    (0666 less the umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    temporaries = []
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+        for path, text in outputs:
+            try:
+                handle, temporary = tempfile.mkstemp(
+                    dir=os.path.dirname(os.path.abspath(path)), prefix=".partial-")
+                temporaries.append(temporary)
+                with os.fdopen(handle, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.chmod(temporary, 0o666 & ~umask)
+            except OSError as e:
+                raise ToolError(f"{path}: cannot write: {e.strerror}")
+        if check:
+            check(temporaries)
+        for (path, _), temporary in zip(outputs, temporaries):
+            try:
+                os.replace(temporary, path)
+            except OSError as e:
+                raise ToolError(f"{path}: cannot write: {e.strerror}")
+    finally:
+        for temporary in temporaries:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+
+
+def write_atomically(path, text):
+    """Writes `text` to `path` whole or not at all."""
+    write_all([(path, text)])
 
 
 def run(command, what, env=None):
@@ -56,7 +81,9 @@ def collect(mode, arguments=(), records=None, adb=None, serial=None, root=None):
     if adb:
         prefix = [adb] + (["-s", serial] if serial else [])
         run([*prefix, "push", COLLECTOR, REMOTE_COLLECTOR], "adb push")
-        return run([*prefix, "shell", "sh", REMOTE_COLLECTOR, mode, *arguments],
+        # adb shell joins its arguments with spaces for the device's shell: quote each.
+        quoted = [shlex.quote(argument) for argument in arguments]
+        return run([*prefix, "shell", "sh", REMOTE_COLLECTOR, mode, *quoted],
                    "adb shell"), "adb shell"
     env = None
     origin = "this machine"
@@ -81,13 +108,13 @@ def add_source_options(parser, what, here_flag, here_help, **here_options):
 
 
 def main_of(prog, body):
-    """Runs body(); a ToolError or a failed write ends with one line and exit status 2."""
+    """Runs body(); a ToolError ends with its line and exit status 2."""
     try:
         body()
     except ToolError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
-    except OSError as e:
-        print(f"{prog}: {e.filename}: cannot write: {e.strerror}", file=sys.stderr)
+    except OSError as e:  # the files are ToolErrors: this is standard output
+        print(f"{prog}: writing standard output failed: {e.strerror}", file=sys.stderr)
         return 2
     return 0

@@ -46,7 +46,7 @@ def cpu_list(cpus):
 
 
 def make_device(root, dt=True, cluster_id=True, single_map=False, energy_model=True,
-                transition_ns=40000, extra_em_point=True):
+                transition_ns=40000, extra_em_point=True, cache_sizes=True, idle_phandles=True):
     clusters = SHIPPED["clusters"]
     products = [c["capacity_dmips_mhz"] * c["max_freq_khz"] for c in clusters]
     cpuinfo = []
@@ -82,7 +82,8 @@ def make_device(root, dt=True, cluster_id=True, single_map=False, energy_model=T
                 path = f"{base}/cache/index{i}"
                 write(root, f"{path}/level", f"{level}\n")
                 write(root, f"{path}/type", f"{kind}\n")
-                write(root, f"{path}/size", f"{size}K\n")
+                if cache_sizes:
+                    write(root, f"{path}/size", f"{size}K\n")
                 write(root, f"{path}/shared_cpu_list", cpu_list(shared) + "\n")
                 write(root, f"{path}/coherency_line_size", "64\n")
             states = [("WFI", "ARM WFI", 1, 1), (CPU_STATE[name], None, None, None),
@@ -100,8 +101,9 @@ def make_device(root, dt=True, cluster_id=True, single_map=False, energy_model=T
             if dt:
                 write(root, f"{base}/of_node/capacity-dmips-mhz",
                       cells(cluster["capacity_dmips_mhz"]))
-                write(root, f"{base}/of_node/cpu-idle-states",
-                      cells(DT_STATES[CPU_STATE[name]][0], DT_STATES["cluster-sleep-0"][0]))
+                if idle_phandles:
+                    write(root, f"{base}/of_node/cpu-idle-states",
+                          cells(DT_STATES[CPU_STATE[name]][0], DT_STATES["cluster-sleep-0"][0]))
         if energy_model:
             domain = f"/sys/kernel/debug/energy_model/cpu{cpus[0]}"
             write(root, f"{domain}/cpus", cpu_list(cpus) + "\n")
@@ -126,7 +128,8 @@ def make_device(root, dt=True, cluster_id=True, single_map=False, energy_model=T
 # --- running ----------------------------------------------------------------------------------
 
 def capture(*args):
-    done = subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True,
+                          env=dict(os.environ, BINDERSIM=BINDERSIM))
     return done.returncode, done.stdout, done.stderr
 
 
@@ -280,6 +283,37 @@ esac
               "estimate" in topology["clusters"][0]["cpufreq"]["source"],
               "CPUFREQ_ETERNAL not replaced by the estimate")
 
+    # Upstream device trees: no cache-size (cacheinfo has no size files), idle states through
+    # power-domains (PSCI OS-initiated mode: no cpu-idle-states), and qcom-cpufreq-hw's
+    # transition latency of 0. Sizes become estimates, idle states are matched by name, and
+    # the transition latency is the estimate.
+    tree = os.path.join(work, "upstream")
+    make_device(tree, cache_sizes=False, idle_phandles=False, transition_ns=0)
+    path = os.path.join(work, "upstream.json")
+    code, _, err = capture("--root", tree, "--name", "upstream", "--out", path)
+    check(code == 0, f"upstream: {err}")
+    if code == 0:
+        topology = json.load(open(path))
+        little = topology["clusters"][0]
+        check([(c["level"], c["size_kib"]) for c in little["private_caches"]] ==
+              [(1, 32), (2, 256)] and "estimate, 32 KiB" in
+              little["private_caches"][0]["source"], f"sizes: {little['private_caches']}")
+        check(topology["shared_caches"][0]["size_kib"] == 2048, "shared size estimate")
+        check([(s["entry_latency_us"], s["exit_latency_us"]) for s in little["idle_states"]] ==
+              [(0, 1), (355, 909)], f"idle states by name: {little['idle_states']}")
+        check(little["cpufreq"]["transition_latency_us"] == 40, "transition latency 0 kept")
+        code, text = show(path)
+        check(code == 0, f"upstream: show: {text}")
+
+    # A value the loader refuses (an energy-model power beyond its range) is caught before
+    # the file is written; an offline CPU is named.
+    huge = os.path.join(work, "huge-power")
+    make_device(huge)
+    write(huge, "/sys/kernel/debug/energy_model/cpu0/ps:1785600/power", "99999999999\n")
+    offline = os.path.join(work, "offline")
+    make_device(offline)
+    write(offline, "/sys/devices/system/cpu/online", "0-6\n")
+
     # Bad input: one line, exit 2, no output file.
     garbage = os.path.join(work, "garbage.txt")
     with open(garbage, "w") as f:
@@ -296,11 +330,13 @@ esac
         (["--root", broken], "cpu5/cpufreq/cpuinfo_max_freq: expected the CPU's maximum"),
         (["--root", bad_size], "index0/size: expected a size such as 32K, got 'lots'"),
         (["--root", device, "--base", "no-such-topology"], "--base no-such-topology: expected"),
-        (["--root", device, "--name", "a\nb"], "--name: expected a non-empty name"),
+        (["--root", huge], "the capture does not load in bindersim: "),
+        (["--root", offline], "expected every CPU online (cpu7 is offline"),
+        (["--root", device, "--name", "a\nb"], "--name: expected a non-empty UTF-8 name"),
     ]
     for args, expected in cases:
         target = os.path.join(work, "refused.json")
-        code, out_text, err = capture(*args, "--out", target)
+        code, out_text, err = capture(*args, "--out", target, "--bindersim", BINDERSIM)
         check(code == 2 and err.startswith("capture-topology: ") and expected in err and
               err.count("\n") == 1 and not out_text and not os.path.exists(target),
               f"{args}: exit {code}, {err!r}")

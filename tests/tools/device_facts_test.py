@@ -45,10 +45,13 @@ def run_cases(work):
     write(bench, "#!/bin/sh\n"
           "for w in 1 2 3; do (sleep 2; true) & done\n"
           "wait\n"
-          "echo 'iterations per sec: 41045.3'\n", executable=True)
-    # simpleperf stat -a --per-core -e EVENTS -- COMMAND...: runs COMMAND, then prints counts.
+          "echo \"iterations per sec: 41045.3 ($# arguments: $*)\"\n"
+          "exit ${BENCH_EXIT:-0}\n", executable=True)
+    # simpleperf stat -a --per-core -e EVENTS -- COMMAND...: runs COMMAND, then prints counts
+    # (a failed trial run with FAIL_TRIAL set).
     write(os.path.join(work, "bin", "simpleperf"), "#!/bin/sh\n"
-          "while [ \"$1\" != -- ]; do shift; done\nshift\n\"$@\"\n"
+          "while [ \"$1\" != -- ]; do shift; done\nshift\n"
+          "[ -n \"$FAIL_TRIAL\" ] && [ \"$*\" = 'sleep 0' ] && exit 1\n\"$@\"\n"
           "echo 'Performance counter statistics:'\necho\n"
           "echo '# cpu         count  event_name   # count / runtime'\n"
           "echo '  0   2,171,123,236  cpu-cycles   # 1.085 GHz'\n"
@@ -57,7 +60,8 @@ def run_cases(work):
     env = dict(os.environ, BINDERSIM_CAPTURE_ROOT=root, TMPDIR=work,
                PATH=os.path.join(work, "bin") + os.pathsep + os.environ["PATH"])
     records = os.path.join(work, "records.txt")
-    code, out, err = facts("--local", "--save-records", records, "--", bench, env=env)
+    code, out, err = facts("--local", "--save-records", records, "--", bench, "-w", "a b",
+                           env=env)
     check(code == 0, f"--local: exit {code}: {err}")
     own = subprocess.run(["cat", "/proc/self/cpuset"], capture_output=True, text=True)
     cpuset = own.stdout.strip()
@@ -71,7 +75,8 @@ def run_cases(work):
         "cpu4 active_cpus: 2 2",
         "cpu4 max_cpus: 3 3",
         "Counters per core (simpleperf)",
-        "iterations per sec: 41045.3",
+        "iterations per sec: 41045.3 (2 arguments: -w a b)",
+        "Online CPUs: 0-7\n",
         "tools/calibrate.py --throughput-cpus",
         "--background-cpus 0-3",
     ]
@@ -88,14 +93,39 @@ def run_cases(work):
     plain_env = dict(env, PATH=os.path.dirname(shutil.which("sh")) + os.pathsep +
                      os.path.dirname(shutil.which("sleep")))
     code, out, err = facts("--local", "--", bench, env=plain_env)
-    check(code == 0 and "Counters per core: none" in out and "iterations per sec" in out,
-          f"without simpleperf: {code}: {err}\n{out}")
+    check(code == 0 and "Counters per core: none: simpleperf is not installed" in out and
+          "iterations per sec" in out, f"without simpleperf: {code}: {err}\n{out}")
+    # A simpleperf that cannot count system-wide still lets the benchmark run; its own exit
+    # status is reported, not simpleperf's.
+    code, out, err = facts("--local", "--", bench, env=dict(env, FAIL_TRIAL="1", BENCH_EXIT="3"))
+    check(code == 0 and "Counters per core: none: a trial of simpleperf" in out and
+          "exit status 3" in out and "iterations per sec" in out,
+          f"simpleperf failing: {code}: {err}\n{out}")
+
+    # Through adb, whose shell joins the arguments with spaces: each is quoted.
+    fake_adb = os.path.join(work, "bin", "adb")
+    write(fake_adb, "#!/bin/sh\n"
+          f"case \"$1\" in push) cp \"$2\" '{work}/pushed.sh' ;;\n"
+          "  shell) shift\n"
+          "         command=$(printf '%s' \"$*\" | "
+          f"sed 's|/data/local/tmp/bindersim-collect.sh|{work}/pushed.sh|')\n"
+          "         sh -c \"$command\" ;;\n"
+          "esac\n", executable=True)
+    code, out, err = facts("--adb", "--adb-path", fake_adb, "--", bench, "-w", "a b;echo x",
+                           env=env)
+    check(code == 0 and "(2 arguments: -w a b;echo x)" in out, f"adb quoting: {err}\n{out}")
 
     bad = os.path.join(work, "bad.txt")
     cut = os.path.join(work, "cut.txt")
     write(bad, "hello\n")
     write(cut, open(records).read().split("@@output")[0])
+    nameless = os.path.join(work, "nameless.txt")
+    write(nameless, "@@file\nx\n@@output\n")
+    huge = os.path.join(work, "huge.txt")
+    write(huge, "@@file /dev/cpuset/foreground/cpus\n0-400000000\n@@output\n")
     for args, message in ((["--records", bad], "bad.txt: line 1: expected a record"),
+                          (["--records", nameless], "line 1: expected @@file and a name"),
+                          (["--records", huge], "expected CPU ids up to 4095"),
                           (["--records", cut], "expected the run's @@output record"),
                           (["--records", os.path.join(work, "none.txt")], "cannot read")):
         code, out, err = facts(*args)

@@ -12,6 +12,7 @@
 #   @@hex PATH    then the file's bytes in hex (device-tree integers, big-endian cells)
 #   @@prop NAME   then an Android system property (getprop)
 #   @@sample N    (run) a sample during the run starts; @@file records of it follow
+#   @@counters    (run) how the counters were taken: the simpleperf command, or none and why
 #   @@exit        (run) the command's exit status
 #   @@output      (run) the command's output (and simpleperf's), to the end
 # Files that do not exist or cannot be read are left out. POSIX sh and toybox: runs on Android
@@ -28,24 +29,25 @@ at() {
   esac
 }
 
-text() {
+# Records of the readable files among PATH...: `file` records their text, `hex` their bytes.
+records() {
+  kind=$1
+  shift
   for path in "$@"; do
     file=$(at "$path")
     [ -f "$file" ] && [ -r "$file" ] || continue
-    echo "@@file $path"
-    tr '\000' '\n' < "$file" 2>/dev/null
-    echo
+    echo "@@$kind $path"
+    if [ "$kind" = hex ]; then
+      od -An -tx1 -v "$file" 2>/dev/null
+    else
+      tr '\000' '\n' < "$file" 2>/dev/null
+      echo
+    fi
   done
 }
 
-hex() {
-  for path in "$@"; do
-    file=$(at "$path")
-    [ -f "$file" ] && [ -r "$file" ] || continue
-    echo "@@hex $path"
-    od -An -tx1 -v "$file" 2>/dev/null
-  done
-}
+text() { records file "$@"; }
+hex() { records hex "$@"; }
 
 # The device paths matching a pattern.
 under() {
@@ -110,19 +112,44 @@ cpu_state() {
   done
 }
 
+# The first line of a file as a record, read by the shell itself: the sampler forks nothing
+# per process or thread, so as not to disturb what it measures.
+first_line() {
+  first=
+  IFS= read -r first 2>/dev/null < "$1" || [ -n "$first" ] || return 0
+  echo "@@file $1"
+  echo "$first"
+}
+
 # Every process named $name (/proc/PID/comm holds 15 characters) and its threads.
 sample() {
   echo "@@sample $1"
   cpu_state
   for dir in /proc/[0-9]*; do
-    [ "$(cat "$dir/comm" 2>/dev/null)" = "$name" ] || continue
-    text "$dir/cpuset"
-    echo "@@file $dir/status"
-    grep Cpus_allowed_list "$dir/status" 2>/dev/null
+    comm=
+    IFS= read -r comm 2>/dev/null < "$dir/comm"
+    [ "$comm" = "$name" ] || continue
+    first_line "$dir/cpuset"
+    while IFS= read -r entry; do
+      case "$entry" in Cpus_allowed_list*) echo "@@file $dir/status"; echo "$entry" ;; esac
+    done 2>/dev/null < "$dir/status"
     for task in "$dir"/task/[0-9]*; do
-      text "$task/stat"
+      first_line "$task/stat"
     done
   done
+}
+
+EVENTS=cpu-cycles,cache-references,cache-misses,cpu-migrations,context-switches
+
+# Why the run goes without simpleperf; nothing when simpleperf can count per core system-wide.
+no_counters() {
+  if ! command -v simpleperf > /dev/null 2>&1; then
+    echo "simpleperf is not installed"
+  elif [ "$(id -u 2>/dev/null)" != 0 ]; then
+    echo "not root (adb root): simpleperf stat -a needs it"
+  elif ! simpleperf stat -a --per-core -e "$EVENTS" -- sleep 0 > /dev/null 2>&1; then
+    echo "a trial of simpleperf stat -a --per-core -e $EVENTS failed"
+  fi
 }
 
 run() {
@@ -133,18 +160,23 @@ run() {
   tmp=${TMPDIR:-/data/local/tmp}
   [ -d "$tmp" ] || tmp=/tmp
   out=$tmp/bindersim-run-facts.$$
+  status_file=$out.status
   props ro.cpuset.default ro.board.platform ro.build.fingerprint
   text /proc/self/cpuset
   for file in $(under '/dev/cpuset/cpus') $(under '/dev/cpuset/*/cpus'); do
     text "$file"
   done
   cpu_state
-  if command -v simpleperf > /dev/null 2>&1; then
-    simpleperf stat -a --per-core \
-      -e cpu-cycles,cache-references,cache-misses,cpu-migrations,context-switches \
-      -- "$@" > "$out" 2>&1 &
+  why=$(no_counters)
+  echo "@@counters"
+  # The command runs under sh -c, which keeps its exit status apart from simpleperf's.
+  if [ -z "$why" ]; then
+    echo "simpleperf stat -a --per-core -e $EVENTS"
+    simpleperf stat -a --per-core -e "$EVENTS" -- \
+      sh -c '"$@"; echo $? > "$0"' "$status_file" "$@" > "$out" 2>&1 &
   else
-    "$@" > "$out" 2>&1 &
+    echo "none: $why"
+    sh -c '"$@"; echo $? > "$0"' "$status_file" "$@" > "$out" 2>&1 &
   fi
   pid=$!
   sleep 1
@@ -155,12 +187,11 @@ run() {
     sleep 2
   done
   wait "$pid"
-  status=$?
   echo "@@exit"
-  echo "$status"
+  cat "$status_file" 2>/dev/null || echo "?"
   echo "@@output"
   cat "$out"
-  rm -f "$out"
+  rm -f "$out" "$status_file"
 }
 
 case "$1" in
