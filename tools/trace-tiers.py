@@ -12,12 +12,16 @@ Every completed two-way binder call in the trace counts:
   caller's binder_transaction_received of the reply instead, and says so;
 - class: SCHED_FIFO when the caller's kernel prio was below 100 (an RT task: FIFO and RR look
   alike in a trace), else SCHED_OTHER, from the caller's last sched_switch, sched_waking,
-  sched_wakeup or binder_set_priority before the call;
+  sched_wakeup, sched_wakeup_new or binder_set_priority before the call;
 - tier: the CPU of the caller's binder_transaction line against the CPU of the server's
   binder_transaction_received line (where the server thread took the call), same core, same
   cluster (the topology's clusters) or cross cluster.
-Calls cut by the trace's start or end, failed calls (BR_FAILED_REPLY) and oneway transactions do
-not count; calls a process makes to itself never reach the driver and are not in a trace.
+A call is matched to its reply by transaction ids. Calls cut by the trace's start or end and
+failed calls (BR_DEAD_REPLY, BR_FAILED_REPLY, BR_FROZEN_REPLY) do not count, and are counted
+as such; oneway transactions are not calls; calls a process makes to itself never reach the
+driver and are not in a trace. Commands and returns are told by their ioctl numbers (so
+BC_TRANSACTION_SG, hwbinder's, counts, and Perfetto's text export, which prints numbers only,
+reads too). LOST lines are counted and reported.
 
 `--json FILE` writes the tiers as in a result's `tiers` (count, share, mean_ns and nearest-rank
 p50_ns, p90_ns, p99_ns, max_ns over the trace's microsecond times; no breakdown). Bad input ends
@@ -32,32 +36,60 @@ import sys
 import topology_file
 from tool_support import ToolError, main_of, write_atomically
 
-LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?:\(\s*(?:\d+|-+)\)\s+)?\[(?P<cpu>\d+)\]"
-                  r"\s+(?:\S{4,5}\s+)?(?P<time>\d+\.\d+):\s+(?P<event>\w+):\s?(?P<args>.*)$")
+LINE = re.compile(r"^\s*(?P<comm>\S.*?)-(?P<pid>\d+)\s+(?:\(\s*(?:\d+|-+)\)\s+)?"
+                  r"\[(?P<cpu>\d+)\]\s+(?:\S{4,5}\s+)?(?P<time>\d+\.\d+):\s+(?P<event>\w+):"
+                  r"\s?(?P<args>.*)$")
+LONGEST_LINE = 8192  # characters; ftrace's lines are far shorter
 CLASSES = ("sched_fifo", "sched_other")
 TIERS = ("same_core", "same_cluster", "cross_cluster")
 LABELS = {"sched_fifo": "SCHED_FIFO", "sched_other": "SCHED_OTHER", "same_core": "same core",
           "same_cluster": "same cluster", "cross_cluster": "cross cluster"}
+# Binder commands and returns by their ioctl type and number (cmd & 0xffff): the names differ
+# between kernels and exporters (Perfetto's text export prints the number alone), the numbers
+# do not. 'c' commands, 'r' returns.
+BC_TRANSACTIONS = {(0x63, 0), (0x63, 17)}  # BC_TRANSACTION, BC_TRANSACTION_SG
+BR_REPLY = (0x72, 3)
+BR_ERRORS = {(0x72, 5), (0x72, 17), (0x72, 18)}  # BR_DEAD_REPLY, BR_FAILED_REPLY, BR_FROZEN_REPLY
 
 
 def fields(args):
     return dict(re.findall(r"(\w+)=(\S+)", args))
 
 
+def integer(text, base=10):
+    """The integer, or None for anything else (such as a digit that int() refuses)."""
+    pattern = r"-?0x[0-9a-fA-F]{1,16}" if base == 16 else r"-?[0-9]{1,19}"
+    return int(text, 0 if base == 16 else 10) if text and re.fullmatch(pattern, text) else None
+
+
+def command_of(args):
+    """(ioctl type, number) of a binder_command or binder_return line's cmd, or None."""
+    match = re.match(r"cmd=(0x[0-9a-fA-F]{1,8}|[0-9]{1,10})\b", args)
+    if not match:
+        return None
+    cmd = int(match.group(1), 0)
+    return (cmd >> 8) & 0xFF, cmd & 0xFF
+
+
 class Calls:
-    """Follows every thread's two-way calls through the trace."""
+    """Follows every thread's two-way calls through the trace. A call is matched to its reply
+    by transaction ids, not by order: the server's reply answers the innermost call it took, and
+    the caller's BR_REPLY follows its receipt of that reply."""
 
     def __init__(self, cluster_of):
         self.cluster_of = cluster_of
         self.prio = {}          # pid -> the kernel prio last seen
         self.commands = False   # the trace has binder_command / binder_return events
-        self.entered = {}       # caller pid -> [BC_TRANSACTION times], innermost last
-        self.open = {}          # transaction id -> the call
+        self.entered = {}       # caller pid -> time of its BC_TRANSACTION not yet traced as sent
+        self.sent = {}          # caller pid -> its last call, until a server takes it
+        self.open = {}          # transaction id -> a call no server has taken yet
         self.waiting = {}       # caller pid -> [calls awaiting their reply], innermost last
         self.serving = {}       # server pid -> [calls it took and has not answered]
         self.replies = {}       # reply transaction id -> the call it answers
+        self.replied = {}       # caller pid -> the call whose reply it has just received
         self.done = []          # (class, tier, latency ns)
-        self.dropped = 0
+        self.failed = 0         # error returns: BR_DEAD_REPLY, BR_FAILED_REPLY, BR_FROZEN_REPLY
+        self.cut = 0            # calls the trace's start or end cuts
 
     def line(self, number, pid, cpu, time_ns, event, args):
         if event == "sched_switch":
@@ -68,71 +100,101 @@ class Calls:
                 self.prio[int(match.group(3))] = int(match.group(4))
         elif event in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
             f = fields(args)
-            if f.get("pid", "").isdigit() and f.get("prio", "").isdigit():
-                self.prio[int(f["pid"])] = int(f["prio"])
+            task, prio = integer(f.get("pid")), integer(f.get("prio"))
+            if task is not None and prio is not None:
+                self.prio[task] = prio
         elif event == "binder_set_priority":
             match = re.search(r"thread=(\d+) old=\d+ => new=(\d+)", args)
             if match:
                 self.prio[int(match.group(1))] = int(match.group(2))
         elif event == "binder_command":
-            self.commands = True
-            if "BC_TRANSACTION" in args.split():
-                self.entered.setdefault(pid, []).append(time_ns)
+            command = command_of(args)
+            if command is not None:
+                self.commands = True
+                if command in BC_TRANSACTIONS:
+                    self.entered[pid] = time_ns
         elif event == "binder_return":
-            self.commands = True
-            names = args.split()
-            if "BR_REPLY" in names:
-                self.finish(pid, time_ns)
-            elif "BR_FAILED_REPLY" in names and self.waiting.get(pid):
-                self.waiting[pid].pop()
-                self.dropped += 1
+            command = command_of(args)
+            if command is not None:
+                self.commands = True
+                if command == BR_REPLY:
+                    call = self.replied.pop(pid, None)
+                    if call is None:
+                        self.cut += 1  # its reply was sent before the trace began
+                    else:
+                        self.finish(call, time_ns)
+                elif command in BR_ERRORS:
+                    self.fail(pid)
         elif event == "binder_transaction":
             self.transaction(number, pid, cpu, time_ns, fields(args))
         elif event == "binder_transaction_received":
             self.received(pid, cpu, time_ns, fields(args))
 
     def transaction(self, number, pid, cpu, time_ns, f):
-        try:
-            txn, reply, flags = int(f["transaction"]), f["reply"] == "1", int(f["flags"], 16)
-        except (KeyError, ValueError):
+        txn, reply, flags = integer(f.get("transaction")), f.get("reply"), integer(
+            f.get("flags"), 16)
+        if txn is None or reply not in ("0", "1") or flags is None:
             found = " ".join(f"{k}={v}" for k, v in f.items())
             raise ToolError(f"line {number}: binder_transaction: expected transaction=N ... "
                             f"reply=0|1 flags=0xN, got {found!r}")
-        if reply:
-            # The server answers the innermost call it took; the caller gets the reply.
+        if reply == "1":
+            # The server answers the innermost call it took.
             served = self.serving.get(pid)
             if served:
                 self.replies[txn] = served.pop()
             return
-        started = self.entered.get(pid, []).pop() if self.entered.get(pid) else None
+        started = self.entered.pop(pid, None)
         if flags & 0x1:  # TF_ONE_WAY
             return
         call = {"caller": pid, "caller_cpu": cpu, "prio": self.prio.get(pid),
-                        "start": started if self.commands else time_ns, "server_cpu": None}
+                "start": started if self.commands else time_ns, "server_cpu": None}
         self.open[txn] = call
+        self.sent[pid] = call
         self.waiting.setdefault(pid, []).append(call)
 
     def received(self, pid, cpu, time_ns, f):
-        if not f.get("transaction", "").isdigit():
+        txn = integer(f.get("transaction"))
+        if txn is None:
             return
-        txn = int(f["transaction"])
         call = self.open.pop(txn, None)
-        if call is not None:
+        if call is not None:  # a server takes a call
             call["server_cpu"] = cpu
+            if self.sent.get(call["caller"]) is call:
+                del self.sent[call["caller"]]
             self.serving.setdefault(pid, []).append(call)
             return
         answered = self.replies.pop(txn, None)
-        if answered is not None and not self.commands:
-            self.finish(pid, time_ns, answered)
+        if answered is None:
+            return  # a oneway transaction, or a reply to a call sent before the trace began
+        if self.commands:
+            self.replied[pid] = answered  # done at its BR_REPLY
+        else:
+            self.finish(answered, time_ns)
 
-    def finish(self, pid, time_ns, call=None):
-        calls = self.waiting.get(pid)
-        if not calls:
-            return  # the call began before the trace did
-        expected = calls.pop()
-        call = call or expected
+    def fail(self, pid):
+        """An error return to `pid`: its last call if no server took it yet, else the call it
+        awaits a reply for; with neither, the send failed before it was traced."""
+        self.failed += 1
+        self.entered.pop(pid, None)
+        call = self.sent.pop(pid, None)
+        if call is not None:
+            self.open = {t: c for t, c in self.open.items() if c is not call}
+        elif self.waiting.get(pid):
+            call = self.waiting[pid][-1]
+        if call is not None:
+            self.forget(call)
+
+    def forget(self, call):
+        calls = self.waiting.get(call["caller"], [])
+        for i in range(len(calls) - 1, -1, -1):
+            if calls[i] is call:
+                del calls[i]
+                break
+
+    def finish(self, call, time_ns):
+        self.forget(call)
         if call["start"] is None or call["server_cpu"] is None or call["prio"] is None:
-            self.dropped += 1
+            self.cut += 1
             return
         cls = "sched_fifo" if call["prio"] < 100 else "sched_other"
         a, b = call["caller_cpu"], call["server_cpu"]
@@ -144,25 +206,31 @@ class Calls:
             tier = "cross_cluster"
         self.done.append((cls, tier, time_ns - call["start"]))
 
+    def still_open(self):
+        return sum(len(calls) for calls in self.waiting.values())
+
 
 def read_trace(path, cluster_of):
     calls = Calls(cluster_of)
-    events = 0
+    events = lost = 0
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             for number, text in enumerate(f, 1):
-                if text.startswith("#") or not text.strip():
+                if text.startswith("#") or not text.strip() or len(text) > LONGEST_LINE:
                     continue
-                match = LINE.match(text.rstrip("\n"))
+                if "LOST" in text and re.match(r"\s*CPU:\s*\d+ \[LOST \d+ EVENTS\]", text):
+                    lost += 1
+                    continue
+                match = LINE.match(text.rstrip("\r\n"))
                 if not match:
-                    continue  # not an event line (a header, a lost-events note)
+                    continue  # not an event line (a header, a note)
                 events += 1
                 seconds, _, fraction = match.group("time").partition(".")
                 time_ns = int(seconds) * 1_000_000_000 + int(fraction.ljust(9, "0")[:9])
                 cpu = int(match.group("cpu"))
                 if cpu not in cluster_of:
                     raise ToolError(f"{path}: line {number}: expected a CPU of the topology "
-                                     f"(0-{len(cluster_of) - 1}), got [{cpu:03d}]")
+                                    f"(0-{len(cluster_of) - 1}), got [{cpu:03d}]")
                 calls.line(number, int(match.group("pid")), cpu, time_ns, match.group("event"),
                            match.group("args"))
     except OSError as e:
@@ -172,7 +240,9 @@ def read_trace(path, cluster_of):
         raise ToolError(message if message.startswith(path) else f"{path}: {message}")
     if events == 0:
         raise ToolError(f"{path}: expected ftrace event lines (comm-pid [cpu] time: event: "
-                         f"fields), got none")
+                        f"fields), got none")
+    calls.cut += calls.still_open()
+    calls.lost = lost
     return calls
 
 
@@ -196,7 +266,7 @@ def tiers(calls):
                              p50_ns=nearest_rank(values, 0.5), p90_ns=nearest_rank(values, 0.9),
                              p99_ns=nearest_rank(values, 0.99), max_ns=values[-1])
             result[cls][tier] = entry
-    return {"calls": total, "incomplete": calls.dropped,
+    return {"calls": total, "failed": calls.failed, "cut": calls.cut, "lost_events": calls.lost,
             "latency_from": "BC_TRANSACTION" if calls.commands else "binder_transaction",
             "tiers": result}
 
@@ -205,8 +275,12 @@ def print_table(summary, out):
     def ms(ns):
         return f"{ns / 1e6:.3f} ms"
 
-    print(f"{summary['calls']} two-way calls ({summary['incomplete']} cut by the trace or "
-          f"failed, not counted); latency from {summary['latency_from']} to the reply", file=out)
+    print(f"{summary['calls']} two-way calls; not counted: {summary['failed']} failed, "
+          f"{summary['cut']} cut by the trace's start or end; latency from "
+          f"{summary['latency_from']} to the reply", file=out)
+    if summary["lost_events"]:
+        print(f"the trace lost events ({summary['lost_events']} LOST lines): calls around them "
+              f"may be missing", file=out)
     print(f"{'class':<12} {'tier':<16} {'avg latency':>11} {'calls':>12} {'share':>7} "
           f"{'p50 latency':>12} {'p99 latency':>12}", file=out)
     for cls in CLASSES:
@@ -234,7 +308,7 @@ def main():
         try:
             topology = topology_file.load(args.topology)
             cluster_of = {cpu: c["id"] for c in topology["clusters"] for cpu in c["cpus"]}
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
             raise ToolError(f"--topology {args.topology}: expected a bindersim topology, got "
                             f"{type(e).__name__}: {e}")
         summary = tiers(read_trace(args.trace, cluster_of))
