@@ -17,39 +17,6 @@ from harness import check, main
 
 BINDERSIM, SOURCE = sys.argv[1], sys.argv[2]
 TOOL = os.path.join(SOURCE, "tools", "trace-tiers.py")
-NESTED_DEVICE_TRACE = """\
-  <idle>-0     [000] d..2.   0.9: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 \
-prev_state=R ==> next_comm=client next_pid=100 next_prio=120
-  <idle>-0     [001] d..2.   0.9: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 \
-prev_state=R ==> next_comm=binder:200_1 next_pid=201 next_prio=120
-  client-100   [000] .....   1.000000: binder_command: cmd=0x40406300 BC_TRANSACTION
-  client-100   [000] .....   1.000010: binder_transaction: transaction=10 dest_node=3 \
-dest_proc=200 dest_thread=0 reply=0 flags=0x10 code=0x1
-  binder:200_1-201   [001] .....   1.000050: binder_transaction_received: transaction=10
-  binder:200_1-201   [001] .....   1.000050: binder_return: cmd=0x80407202 BR_TRANSACTION
-  binder:200_1-201   [001] .....   1.000100: binder_command: cmd=0x40406300 BC_TRANSACTION
-  binder:200_1-201   [001] .....   1.000110: binder_transaction: transaction=12 dest_node=7 \
-dest_proc=100 dest_thread=100 reply=0 flags=0x10 code=0x2
-  client-100   [000] .....   1.000150: binder_transaction_received: transaction=12
-  client-100   [000] .....   1.000150: binder_return: cmd=0x80407202 BR_TRANSACTION
-  client-100   [000] .....   1.000200: binder_command: cmd=0x40406300 BC_TRANSACTION
-  client-100   [000] .....   1.000210: binder_transaction: transaction=14 dest_node=9 \
-dest_proc=300 dest_thread=0 reply=0 flags=0x10 code=0x1
-  binder:300_1-301   [005] .....   1.000250: binder_transaction_received: transaction=14
-  client-100   [000] .....   1.050000: binder_return: cmd=0x7205 BR_DEAD_REPLY
-  client-100   [000] .....   1.050100: binder_command: cmd=0x40406301 BC_REPLY
-  client-100   [000] .....   1.050110: binder_transaction: transaction=15 dest_node=0 \
-dest_proc=200 dest_thread=201 reply=1 flags=0x0 code=0x0
-  binder:200_1-201   [001] .....   1.050150: binder_transaction_received: transaction=15
-  binder:200_1-201   [001] .....   1.050150: binder_return: cmd=0x80407203 BR_REPLY
-  binder:200_1-201   [001] .....   1.050200: binder_command: cmd=0x40406301 BC_REPLY
-  binder:200_1-201   [001] .....   1.050210: binder_transaction: transaction=16 dest_node=0 \
-dest_proc=100 dest_thread=100 reply=1 flags=0x0 code=0x0
-  client-100   [000] .....   1.050300: binder_transaction_received: transaction=16
-  client-100   [000] .....   1.050300: binder_return: cmd=0x80407203 BR_REPLY
-"""
-
-
 def tiers_of(trace, topology, work):
     out = os.path.join(work, "tiers.json")
     done = subprocess.run([sys.executable, TOOL, trace, "--topology", topology, "--json", out],
@@ -132,10 +99,9 @@ def run_cases(work):
     # so both surviving calls count, at 50 ms; the dead one counts as failed. The same with
     # hwbinder's BC_TRANSACTION_SG, negative transaction ids (a wrapped debug id) and commands
     # as numbers only (Perfetto's text export), with a LOST line, reads alike.
-    nested = os.path.join(work, "nested-device.trace")
-    open(nested, "w").write(NESTED_DEVICE_TRACE)
+    nested = os.path.join(SOURCE, "tests", "data", "traces", "nested-device.trace")
     numeric = os.path.join(work, "numeric.trace")
-    text = NESTED_DEVICE_TRACE.replace("cmd=0x40406300 BC_TRANSACTION",
+    text = open(nested).read().replace("cmd=0x40406300 BC_TRANSACTION",
                                        "cmd=1078485777")  # 0x40486311, BC_TRANSACTION_SG
     text = re.sub(r"transaction=(\d+)", lambda m: f"transaction=-{m.group(1)}", text)
     text = re.sub(r"(cmd=0x[0-9a-f]+) B[CR]_\w+", r"\1", text)
