@@ -24,7 +24,10 @@ BC_TRANSACTION_SG, hwbinder's, counts, and Perfetto's text export, which prints 
 reads too). LOST lines are counted and reported.
 
 `--json FILE` writes the tiers as in a result's `tiers` (count, share, mean_ns and nearest-rank
-p50_ns, p90_ns, p99_ns, max_ns over the trace's microsecond times; no breakdown). Bad input ends
+p50_ns, p90_ns, p99_ns, max_ns over the trace's microsecond times; no breakdown).
+`--against RESULT` sets a bindersim result's tiers (or another trace's `--json`) beside the
+trace's: each tier's share and mean, and their differences (the model's minus the trace's), as
+for a device trace against the simulation of the same workload. Bad input ends
 with one line on stderr, `trace-tiers: ...`, and exit status 2.
 """
 import argparse
@@ -296,12 +299,64 @@ def print_table(summary, out):
                       f"{'-':>12}", file=out)
 
 
+def load_against(path):
+    """The tiers of a bindersim result (or of another trace's --json): {class: {tier: (count,
+    share, mean_ns)}}, and a label."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except (OSError, ValueError, RecursionError) as e:
+        raise ToolError(f"--against {path}: expected a bindersim result, got "
+                        f"{type(e).__name__}: {e}")
+    tiers_found = {}
+    for cls in CLASSES:
+        for tier in TIERS:
+            pointer = f"/tiers/{cls}/{tier}"
+            try:
+                entry = document["tiers"][cls][tier]
+                values = (entry["count"], entry["share"], entry["mean_ns"])
+            except (KeyError, TypeError):
+                raise ToolError(f"--against {path}: {pointer}: expected count, share and "
+                                f"mean_ns, got none")
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                raise ToolError(f"--against {path}: {pointer}: expected numbers, got "
+                                f"{values!r}")
+            tiers_found.setdefault(cls, {})[tier] = values
+    if "scenario" in document:
+        label = (f"bindersim: {document.get('scenario')}, selector {document.get('selector')}, "
+                 f"seed {document.get('seed')}")
+    else:
+        label = "another trace"
+    return tiers_found, label
+
+
+def print_against(summary, against, label, out):
+    """Each tier's share and mean, the trace's against the other's (model minus trace)."""
+    print(f"against {label} (difference: it minus this trace)", file=out)
+    print(f"{'class':<12} {'tier':<16} {'share':>7} {'its share':>10} {'Δ pts':>7} "
+          f"{'mean':>11} {'its mean':>11} {'Δ%':>8}", file=out)
+    for cls in CLASSES:
+        for i, tier in enumerate(TIERS):
+            e = summary["tiers"][cls][tier]
+            count, share, mean = against[cls][tier]
+            label_cls = LABELS[cls] if i == 0 else ""
+            delta_mean = (f"{100 * (mean - e['mean_ns']) / e['mean_ns']:+.1f}%"
+                          if e["count"] and count else "-")
+            ours = f"{e['mean_ns'] / 1e6:.3f} ms" if e["count"] else "-"
+            theirs = f"{mean / 1e6:.3f} ms" if count else "-"
+            print(f"{label_cls:<12} {LABELS[tier]:<16} {100 * e['share']:>6.1f}% "
+                  f"{100 * share:>9.1f}% {100 * (share - e['share']):>+7.1f} {ours:>11} "
+                  f"{theirs:>11} {delta_mean:>8}", file=out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("trace", help="ftrace text (a device's trace, or bindersim run --trace)")
     parser.add_argument("--topology", default="sa8155p",
                         help="topology name or path for the clusters (default sa8155p)")
     parser.add_argument("--json", metavar="FILE", help="also write the tiers as JSON")
+    parser.add_argument("--against", metavar="RESULT",
+                        help="a bindersim result (or another trace's --json) to set beside it")
     args = parser.parse_args()
 
     def tabulate():
@@ -311,10 +366,13 @@ def main():
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
             raise ToolError(f"--topology {args.topology}: expected a bindersim topology, got "
                             f"{type(e).__name__}: {e}")
+        against = load_against(args.against) if args.against else None
         summary = tiers(read_trace(args.trace, cluster_of))
         if args.json:
             write_atomically(args.json, json.dumps(summary, indent=2) + "\n")
         print_table(summary, sys.stdout)
+        if against:
+            print_against(summary, *against, sys.stdout)
 
     return main_of("trace-tiers", tabulate)
 

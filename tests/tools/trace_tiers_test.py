@@ -75,6 +75,25 @@ def run_cases(work):
             tier_table = console.split("breakdown")[0]
             theirs = [line[:58] for line in tier_table.splitlines() if line.startswith(row)]
             check(ours and ours == theirs, f"table row {row!r}: {ours} against {theirs}")
+    # Against its own result every difference is nil (to the trace's microsecond rounding);
+    # against another seed's, the shares move.
+    done = subprocess.run([sys.executable, TOOL, schd_trace, "--against",
+                           os.path.join(work, "schd.json")], capture_output=True, text=True)
+    rows = [line for line in done.stdout.split("against")[-1].splitlines()
+            if re.search(r"[+-]\d+\.\d\s", line)]
+    check(done.returncode == 0 and len(rows) == 6 and all(
+        re.search(r"\s\+0\.0\s", row) for row in rows) and all(
+        abs(float(row.split()[-1].rstrip("%"))) < 1.0 for row in rows if row.endswith("%")),
+        f"against its own result:\n{done.stdout}{done.stderr}")
+    other_trace, other, _ = simulate(work, "other", os.path.join(SOURCE, "scenarios",
+                                                                 "schd-dbg.json"),
+                                     "--set", "clients.*.iterations=300", "--seed", "2")
+    done = subprocess.run([sys.executable, TOOL, schd_trace, "--against",
+                           os.path.join(work, "other.json")], capture_output=True, text=True)
+    check(done.returncode == 0 and re.search(r"\s[+-](?!0\.0)\d+\.\d\s",
+                                             done.stdout.split("against")[-1]),
+          f"against another seed: no share moved:\n{done.stdout}")
+
     for label, args, topology in (
             ("binder-throughput", [os.path.join(SOURCE, "scenarios", "binder-throughput.json"),
                                    "--set", "clients.*.iterations=100"], "sa8155p"),
@@ -131,7 +150,9 @@ def run_cases(work):
     for args, message in (([empty], "empty.trace: expected ftrace event lines"),
                           ([eight], "cpu9.trace: line 1: expected a CPU of the topology (0-7)"),
                           ([os.path.join(work, "none.trace")], "none.trace: cannot read"),
-                          ([schd_trace, "--topology", "nope"], "--topology nope: expected")):
+                          ([schd_trace, "--topology", "nope"], "--topology nope: expected"),
+                          ([schd_trace, "--against", empty], "--against"),
+                          ([schd_trace, "--against", schd_trace], "expected a bindersim result")):
         done = subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
         check(done.returncode == 2 and not done.stdout and message in done.stderr and
               done.stderr.startswith("trace-tiers: ") and done.stderr.count("\n") == 1,
