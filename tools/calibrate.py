@@ -33,7 +33,10 @@ Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N]
   --schd-dbg FILE, --binder-throughput FILE
                      scenario files to run instead of the shipped ones
   --set KEY=VALUE    a scenario override passed to every `bindersim run` (repeatable), e.g.
-                     --set kernel.misfit_migration=true
+                     --set kernel.misfit_migration=true, or --set topology=mydevice.json
+  --reference FILE   the measured baseline (default tools/calibration/sa8155p-reference.json);
+                     a benchmark it does not give is left out. tools/trace-tiers.py
+                     --schd-dbg-reference writes one from a device's trace of schd-dbg
 Exit status: 0 when every counted row is within its bound, 1 otherwise.
 
 tools/fit-calibration.py and the calibration guard test use `compare`, `steady_state` and
@@ -58,8 +61,8 @@ COUNTER_BOUND = 0.30  # migrations and context switches per call
 STEADY_STATE_SHORT = 5  # the short run has 1/5 of the iterations
 
 
-def load_reference():
-    return json.loads(REFERENCE.read_text())
+def load_reference(path=REFERENCE):
+    return json.loads(pathlib.Path(path).read_text())
 
 
 def schd_iterations(ref, scale):
@@ -262,13 +265,24 @@ def main():
     parser.add_argument("--binder-throughput",
                         default=str(ROOT / "scenarios" / "binder-throughput.json"))
     parser.add_argument("--set", action="append", default=[], dest="overrides")
+    parser.add_argument("--reference", default=str(REFERENCE))
     args = parser.parse_args()
+    try:
+        ref = load_reference(args.reference)
+    except (OSError, ValueError) as e:
+        parser.error(f"--reference {args.reference}: {e}")
+    if not isinstance(ref, dict) or not ({"schd_dbg", "binder_throughput"} & set(ref)):
+        parser.error(f"--reference {args.reference}: expected schd_dbg or binder_throughput")
+    # A benchmark the reference does not give is left out.
+    if "schd_dbg" not in ref:
+        args.schd_scale = 0
+    if "binder_throughput" not in ref:
+        args.bt_scale = 0
     if (args.scale if args.schd_scale is None else args.schd_scale) <= 0 and (
             args.scale if args.bt_scale is None else args.bt_scale) <= 0:
         parser.error("nothing to run: both benchmarks have scale 0")
     if args.background_cpus is not None and args.throughput_cpus is None:
         parser.error("--background-cpus goes with --throughput-cpus")
-    ref = load_reference()
     per_seed = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
@@ -286,7 +300,7 @@ def main():
             bt_scenario.write_text(json.dumps(doc))
         schd_scale = args.scale if args.schd_scale is None else args.schd_scale
         bt_scale = args.scale if args.bt_scale is None else args.bt_scale
-        long = bt_iterations(ref, bt_scale)
+        long = bt_iterations(ref, bt_scale) if bt_scale > 0 else 0
         for seed in range(args.seed, args.seed + args.seeds):
             schd = bt = None
             if schd_scale > 0:

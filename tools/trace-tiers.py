@@ -25,7 +25,8 @@ reads too). LOST lines are counted and reported.
 
 `--json FILE` writes the tiers as in a result's `tiers` (count, share, mean_ns and nearest-rank
 p50_ns, p90_ns, p99_ns, max_ns over the trace's microsecond times; no breakdown).
-`--against RESULT` sets a bindersim result's tiers (or another trace's `--json`) beside the
+`--schd-dbg-reference FILE` writes them, for a trace of schd-dbg, as a calibration reference
+(`tools/calibrate.py --reference FILE`). `--against RESULT` sets a bindersim result's tiers (or another trace's `--json`) beside the
 trace's: each tier's share and mean, and their differences (the model's minus the trace's), as
 for a device trace against the simulation of the same workload. Bad input ends
 with one line on stderr, `trace-tiers: ...`, and exit status 2.
@@ -37,7 +38,7 @@ import re
 import sys
 
 import topology_file
-from tool_support import ToolError, main_of, write_atomically
+from tool_support import ToolError, main_of, write_all
 
 LINE = re.compile(r"^\s*(?P<comm>\S.*?)-(?P<pid>\d+)\s+(?:\(\s*(?:\d+|-+)\)\s+)?"
                   r"\[(?P<cpu>\d+)\]\s+(?:\S{4,5}\s+)?(?P<time>\d+\.\d+):\s+(?P<event>\w+):"
@@ -274,6 +275,17 @@ def tiers(calls):
             "tiers": result}
 
 
+def as_reference(summary, trace):
+    """The tiers as the schd-dbg part of a calibration reference (tools/calibration/)."""
+    tiers_ms = {cls: {tier: {"mean_ms": summary["tiers"][cls][tier]["mean_ns"] / 1e6,
+                             "calls": summary["tiers"][cls][tier]["count"]} for tier in TIERS}
+                for cls in CLASSES}
+    return {"source": f"tools/trace-tiers.py of {trace}, a trace of schd-dbg: "
+                      f"{summary['calls']} calls, latency from {summary['latency_from']} to the "
+                      f"reply",
+            "schd_dbg": {"scenario": "schd-dbg", "tiers": tiers_ms}}
+
+
 def print_table(summary, out):
     def ms(ns):
         return f"{ns / 1e6:.3f} ms"
@@ -355,6 +367,9 @@ def main():
     parser.add_argument("--topology", default="sa8155p",
                         help="topology name or path for the clusters (default sa8155p)")
     parser.add_argument("--json", metavar="FILE", help="also write the tiers as JSON")
+    parser.add_argument("--schd-dbg-reference", metavar="FILE",
+                        help="the trace is of schd-dbg: write its tiers as a calibration "
+                             "reference for tools/calibrate.py --reference")
     parser.add_argument("--against", metavar="RESULT",
                         help="a bindersim result (or another trace's --json) to set beside it")
     args = parser.parse_args()
@@ -368,8 +383,13 @@ def main():
                             f"{type(e).__name__}: {e}")
         against = load_against(args.against) if args.against else None
         summary = tiers(read_trace(args.trace, cluster_of))
+        outputs = []
         if args.json:
-            write_atomically(args.json, json.dumps(summary, indent=2) + "\n")
+            outputs.append((args.json, json.dumps(summary, indent=2) + "\n"))
+        if args.schd_dbg_reference:
+            outputs.append((args.schd_dbg_reference,
+                            json.dumps(as_reference(summary, args.trace), indent=2) + "\n"))
+        write_all(outputs)
         print_table(summary, sys.stdout)
         if against:
             print_against(summary, *against, sys.stdout)

@@ -94,6 +94,20 @@ def run_cases(work):
                                              done.stdout.split("against")[-1]),
           f"against another seed: no share moved:\n{done.stdout}")
 
+    # The trace as a calibration reference: tools/calibrate.py reruns the same schd-dbg (its
+    # iterations from the reference's calls, seed 1) and meets it on every row.
+    reference = os.path.join(work, "reference.json")
+    done = subprocess.run([sys.executable, TOOL, schd_trace, "--schd-dbg-reference", reference],
+                          capture_output=True, text=True)
+    check(done.returncode == 0, f"--schd-dbg-reference: {done.stderr}")
+    done = subprocess.run([sys.executable, os.path.join(SOURCE, "tools", "calibrate.py"),
+                           "--reference", reference, "--bindersim", BINDERSIM],
+                          capture_output=True, text=True)
+    rows = done.stdout.splitlines()[1:]
+    check(done.returncode == 0 and len(rows) == 10 and
+          all(re.search(r"[+-]0\.0(%| pt)\s+ok$", row) for row in rows),
+          f"calibrate.py --reference: {done.returncode}:\n{done.stdout}{done.stderr}")
+
     for label, args, topology in (
             ("binder-throughput", [os.path.join(SOURCE, "scenarios", "binder-throughput.json"),
                                    "--set", "clients.*.iterations=100"], "sa8155p"),
