@@ -26,10 +26,11 @@ reads too). LOST lines are counted and reported.
 `--json FILE` writes the tiers as in a result's `tiers` (count, share, mean_ns and nearest-rank
 p50_ns, p90_ns, p99_ns, max_ns over the trace's microsecond times; no breakdown).
 `--schd-dbg-reference FILE` writes them, for a trace of schd-dbg, as a calibration reference
-(`tools/calibrate.py --reference FILE`). `--against RESULT` sets a bindersim result's tiers (or another trace's `--json`) beside the
-trace's: each tier's share and mean, and their differences (the model's minus the trace's), as
-for a device trace against the simulation of the same workload. Bad input ends
-with one line on stderr, `trace-tiers: ...`, and exit status 2.
+(`tools/calibrate.py --reference FILE`). `--against RESULT` sets a bindersim result's tiers (or
+another trace's `--json`) beside the trace's: each tier's share and mean, and their
+differences (the model's minus the trace's), as for a device trace against the simulation of
+the same workload. Bad input ends with one line on stderr, `trace-tiers: ...`, and exit
+status 2.
 """
 import argparse
 import json
