@@ -7,7 +7,7 @@ counters per core. It ends with the calibration run that matches what it found.
 
     adb root
     tools/device-facts.py --adb --save-records bt-facts.txt            # binderThroughputTest
-    tools/device-facts.py --adb -- /data/local/tmp/schd-dbg -n 10000   # another benchmark
+    tools/device-facts.py --adb -- /data/local/tmp/schd-dbg -i 10000   # another benchmark
     tools/device-facts.py --records bt-facts.txt                       # a saved run, again
 
 The device side is `tools/device/collect.sh run` (POSIX sh, toybox); `--adb` pushes and runs
