@@ -14,6 +14,7 @@ Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N]
                           [--silver-throughput | --throughput-cpus LIST [--background-cpus LIST]]
                           [--bindersim PATH]
                           [--schd-dbg FILE] [--binder-throughput FILE] [--set KEY=VALUE ...]
+                          [--reference FILE]
   --scale S          fraction of the reference iterations to run (default 1.0; 0.1 for a quick
                      look); --schd-scale and --bt-scale set it per benchmark, 0 leaves that
                      benchmark's rows out
@@ -33,7 +34,9 @@ Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N]
   --schd-dbg FILE, --binder-throughput FILE
                      scenario files to run instead of the shipped ones
   --set KEY=VALUE    a scenario override passed to every `bindersim run` (repeatable), e.g.
-                     --set kernel.misfit_migration=true, or --set topology=mydevice.json
+                     --set kernel.misfit_migration=true, or --set topology=mydevice (a name:
+                     topologies/mydevice.json; a relative path is taken from the scenario's
+                     directory)
   --reference FILE   the measured baseline (default tools/calibration/sa8155p-reference.json);
                      a benchmark it does not give is left out. tools/trace-tiers.py
                      --schd-dbg-reference writes one from a device's trace of schd-dbg
@@ -167,6 +170,8 @@ def compare(ref, schd_result, bt_result, bound_factor=1.0):
     schd = ref["schd_dbg"]
     for cls, tiers in schd["tiers"].items() if schd_result else ():
         calls = sum(t["calls"] for t in tiers.values())
+        if calls == 0:
+            continue  # the reference has no call of this class
         for tier, expected in tiers.items():
             model = schd_result["tiers"][cls][tier]
             share = 100.0 * expected["calls"] / calls

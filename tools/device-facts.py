@@ -3,7 +3,8 @@
 needs that the benchmark's own output leaves out (docs/calibration.md, "Facts from the
 device"): the cpuset and allowed CPUs of its processes, the CPUs its threads ran on, the
 cpusets the platform defines, core_ctl's state during the run and, under simpleperf, the
-counters per core. It ends with the calibration run that matches what it found.
+counters per core. It ends with binder-throughput's calibration run for the CPUs the
+benchmark's processes were allowed.
 
     adb root
     tools/device-facts.py --adb --save-records bt-facts.txt            # binderThroughputTest
@@ -213,8 +214,10 @@ def report(facts, out):
     else:
         print("Counters per core: none in the output (its format not recognised: see the "
               "output below)", file=out)
-    print("Output", file=out)
-    for line in facts["output"].strip().splitlines()[-12:]:
+    # The benchmark's own last lines: simpleperf's table, shown above, follows them.
+    own = facts["output"].split("Performance counter statistics")[0]
+    print("Output (the benchmark's last lines)", file=out)
+    for line in own.strip().splitlines()[-12:]:
         print(f"  {line}", file=out)
     workers = allowed_union
     if cpuset_names and all(name in sets for name in cpuset_names):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The latency tiers of a kernel ftrace text trace, by bindersim's definitions, so that a
-device's trace and a simulated one (`bindersim run --trace`) give the same table:
+device's trace and a simulated one (`bindersim run --trace`) give the same table.
 
     tools/trace-tiers.py device.trace --topology sa8155p
     tools/trace-tiers.py sim.trace --json tiers.json
@@ -20,8 +20,10 @@ A call is matched to its reply by transaction ids. Calls cut by the trace's star
 failed calls (BR_DEAD_REPLY, BR_FAILED_REPLY, BR_FROZEN_REPLY) do not count, and are counted
 as such; oneway transactions are not calls; calls a process makes to itself never reach the
 driver and are not in a trace. Commands and returns are told by their ioctl numbers (so
-BC_TRANSACTION_SG, hwbinder's, counts, and Perfetto's text export, which prints numbers only,
-reads too). LOST lines are counted and reported.
+BC_TRANSACTION_SG, hwbinder's, counts, and the output of Perfetto's `traceconv systrace`, which
+prints numbers only, reads too). LOST lines are counted and reported. A device's trace holds
+every process's calls: `--callers REGEX` keeps those whose caller thread's comm matches
+(schd-dbg's, say), and counts the others apart.
 
 `--json FILE` writes the tiers as in a result's `tiers` (count, share, mean_ns and nearest-rank
 p50_ns, p90_ns, p99_ns, max_ns over the trace's microsecond times; no breakdown).
@@ -81,8 +83,11 @@ class Calls:
     by transaction ids, not by order: the server's reply answers the innermost call it took, and
     the caller's BR_REPLY follows its receipt of that reply."""
 
-    def __init__(self, cluster_of):
+    def __init__(self, cluster_of, callers=None):
         self.cluster_of = cluster_of
+        self.callers = callers  # a pattern the caller thread's comm must match, or None
+        self.comm = {}          # pid -> the comm its lines show
+        self.others = 0         # calls of callers the pattern leaves out
         self.prio = {}          # pid -> the kernel prio last seen
         self.commands = False   # the trace has binder_command / binder_return events
         self.entered = {}       # caller pid -> time of its BC_TRANSACTION not yet traced as sent
@@ -96,7 +101,8 @@ class Calls:
         self.failed = 0         # error returns: BR_DEAD_REPLY, BR_FAILED_REPLY, BR_FROZEN_REPLY
         self.cut = 0            # calls the trace's start or end cuts
 
-    def line(self, number, pid, cpu, time_ns, event, args):
+    def line(self, number, pid, comm, cpu, time_ns, event, args):
+        self.comm[pid] = comm
         if event == "sched_switch":
             match = re.search(r"prev_pid=(\d+) prev_prio=(\d+).*next_pid=(\d+) next_prio=(\d+)",
                               args)
@@ -151,7 +157,8 @@ class Calls:
         started = self.entered.pop(pid, None)
         if flags & 0x1:  # TF_ONE_WAY
             return
-        call = {"caller": pid, "caller_cpu": cpu, "prio": self.prio.get(pid),
+        call = {"caller": pid, "comm": self.comm.get(pid, ""), "caller_cpu": cpu,
+                "prio": self.prio.get(pid),
                 "start": started if self.commands else time_ns, "server_cpu": None}
         self.open[txn] = call
         self.sent[pid] = call
@@ -198,6 +205,9 @@ class Calls:
 
     def finish(self, call, time_ns):
         self.forget(call)
+        if self.callers is not None and not self.callers.search(call["comm"]):
+            self.others += 1
+            return
         if call["start"] is None or call["server_cpu"] is None or call["prio"] is None:
             self.cut += 1
             return
@@ -215,8 +225,8 @@ class Calls:
         return sum(len(calls) for calls in self.waiting.values())
 
 
-def read_trace(path, cluster_of):
-    calls = Calls(cluster_of)
+def read_trace(path, cluster_of, callers=None):
+    calls = Calls(cluster_of, callers)
     events = lost = 0
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -236,8 +246,8 @@ def read_trace(path, cluster_of):
                 if cpu not in cluster_of:
                     raise ToolError(f"{path}: line {number}: expected a CPU of the topology "
                                     f"(0-{len(cluster_of) - 1}), got [{cpu:03d}]")
-                calls.line(number, int(match.group("pid")), cpu, time_ns, match.group("event"),
-                           match.group("args"))
+                calls.line(number, int(match.group("pid")), match.group("comm"), cpu, time_ns,
+                           match.group("event"), match.group("args"))
     except OSError as e:
         raise ToolError(f"{path}: cannot read: {e.strerror}")
     except ToolError as e:
@@ -271,7 +281,8 @@ def tiers(calls):
                              p50_ns=nearest_rank(values, 0.5), p90_ns=nearest_rank(values, 0.9),
                              p99_ns=nearest_rank(values, 0.99), max_ns=values[-1])
             result[cls][tier] = entry
-    return {"calls": total, "failed": calls.failed, "cut": calls.cut, "lost_events": calls.lost,
+    return {"calls": total, "failed": calls.failed, "cut": calls.cut, "other_callers": calls.others,
+            "lost_events": calls.lost,
             "latency_from": "BC_TRANSACTION" if calls.commands else "binder_transaction",
             "tiers": result}
 
@@ -292,8 +303,8 @@ def print_table(summary, out):
         return f"{ns / 1e6:.3f} ms"
 
     print(f"{summary['calls']} two-way calls; not counted: {summary['failed']} failed, "
-          f"{summary['cut']} cut by the trace's start or end; latency from "
-          f"{summary['latency_from']} to the reply", file=out)
+          f"{summary['cut']} cut by the trace's start or end, {summary['other_callers']} of "
+          f"other callers; latency from {summary['latency_from']} to the reply", file=out)
     if summary["lost_events"]:
         print(f"the trace lost events ({summary['lost_events']} LOST lines): calls around them "
               f"may be missing", file=out)
@@ -367,6 +378,9 @@ def main():
     parser.add_argument("trace", help="ftrace text (a device's trace, or bindersim run --trace)")
     parser.add_argument("--topology", default="sa8155p",
                         help="topology name or path for the clusters (default sa8155p)")
+    parser.add_argument("--callers", metavar="REGEX",
+                        help="only calls whose caller thread's comm matches (a device's trace "
+                             "holds every process's calls)")
     parser.add_argument("--json", metavar="FILE", help="also write the tiers as JSON")
     parser.add_argument("--schd-dbg-reference", metavar="FILE",
                         help="the trace is of schd-dbg: write its tiers as a calibration "
@@ -383,7 +397,12 @@ def main():
             raise ToolError(f"--topology {args.topology}: expected a bindersim topology, got "
                             f"{type(e).__name__}: {e}")
         against = load_against(args.against) if args.against else None
-        summary = tiers(read_trace(args.trace, cluster_of))
+        try:
+            callers = re.compile(args.callers) if args.callers is not None else None
+        except re.error as e:
+            raise ToolError(f"--callers {args.callers!r}: expected a regular expression, got "
+                            f"an error: {e}")
+        summary = tiers(read_trace(args.trace, cluster_of, callers))
         outputs = []
         if args.json:
             outputs.append((args.json, json.dumps(summary, indent=2) + "\n"))

@@ -94,6 +94,16 @@ def run_cases(work):
                                              done.stdout.split("against")[-1]),
           f"against another seed: no share moved:\n{done.stdout}")
 
+    # --callers keeps the calls of matching threads and counts the others apart.
+    for pattern, kept in (("^client", schd["transactions"]["completed"]), ("^server", 0)):
+        done = subprocess.run([sys.executable, TOOL, schd_trace, "--callers", pattern,
+                               "--json", os.path.join(work, "callers.json")],
+                              capture_output=True, text=True)
+        summary = json.load(open(os.path.join(work, "callers.json")))
+        check(done.returncode == 0 and summary["calls"] == kept and
+              summary["other_callers"] == schd["transactions"]["completed"] - kept,
+              f"--callers {pattern}: {summary['calls']} kept, {summary['other_callers']} others")
+
     # The trace as a calibration reference: tools/calibrate.py reruns the same schd-dbg (its
     # iterations from the reference's calls, seed 1) and meets it on every row.
     reference = os.path.join(work, "reference.json")
@@ -166,6 +176,7 @@ def run_cases(work):
                           ([os.path.join(work, "none.trace")], "none.trace: cannot read"),
                           ([schd_trace, "--topology", "nope"], "--topology nope: expected"),
                           ([schd_trace, "--against", empty], "--against"),
+                          ([schd_trace, "--callers", "("], "--callers '(': expected a regular"),
                           ([schd_trace, "--against", schd_trace], "expected a bindersim result")):
         done = subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
         check(done.returncode == 2 and not done.stdout and message in done.stderr and
