@@ -69,11 +69,10 @@ topology() {
   text /sys/firmware/devicetree/base/model /sys/firmware/devicetree/base/compatible
   for cpu in $(under '/sys/devices/system/cpu/cpu[0-9]*'); do
     text "$cpu/cpu_capacity"
-    for key in cluster_id physical_package_id cluster_cpus_list core_siblings_list; do
+    for key in cluster_id physical_package_id; do
       text "$cpu/topology/$key"
     done
-    for key in related_cpus cpuinfo_max_freq scaling_available_frequencies \
-        cpuinfo_transition_latency scaling_driver; do
+    for key in related_cpus cpuinfo_max_freq cpuinfo_transition_latency; do
       text "$cpu/cpufreq/$key"
     done
     for index in $(under "$cpu/cache/index[0-9]*"); do
@@ -82,14 +81,14 @@ topology() {
       done
     done
     for state in $(under "$cpu/cpuidle/state[0-9]*"); do
-      for key in name desc latency residency disable; do
+      for key in name latency residency disable; do
         text "$state/$key"
       done
     done
     hex "$cpu/of_node/capacity-dmips-mhz" "$cpu/of_node/cpu-idle-states"
   done
   for node in $(under '/sys/firmware/devicetree/base/cpus/idle-states/*'); do
-    text "$node/idle-state-name" "$node/compatible"
+    text "$node/idle-state-name"
     hex "$node/phandle" "$node/entry-latency-us" "$node/exit-latency-us" \
       "$node/min-residency-us"
   done
