@@ -252,7 +252,8 @@ def print_rows(rows, out=sys.stdout):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--schd-scale", type=float, default=None)
     parser.add_argument("--bt-scale", type=float, default=None)
