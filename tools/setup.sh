@@ -10,7 +10,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 packages=(build-essential cmake ninja-build pkg-config
           libboost-graph-dev libboost-program-options-dev nlohmann-json3-dev libspdlog-dev
           libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema chromium
-          fonts-dejavu-core time)
+          fonts-dejavu-core time mksh)
 
 missing=()
 for package in "${packages[@]}"; do

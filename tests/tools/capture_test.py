@@ -220,6 +220,14 @@ def run_cases(work):
     check(done.returncode == 0 and json.load(open(result))["transactions"]["completed"] == 200,
           f"schd-dbg on the capture: {done.returncode}: {done.stderr}")
 
+    # Android's shell (mksh) prints the same records as this one's.
+    for shell in ("sh", "mksh"):
+        done = subprocess.run([shell, os.path.join(SOURCE, "tools", "device", "collect.sh"),
+                               "topology"], capture_output=True, text=True,
+                              env=dict(os.environ, BINDERSIM_CAPTURE_ROOT=device))
+        check(done.returncode == 0 and done.stdout == open(records).read(),
+              f"the collector under {shell} prints other records: {done.stderr}")
+
     # The same bytes again, from the saved records, and through adb.
     again = os.path.join(work, "again.json")
     code, _, err = capture("--records", records, "--out", again)

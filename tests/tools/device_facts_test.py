@@ -89,6 +89,16 @@ def run_cases(work):
     code, again, err = facts("--records", records)
     check(code == 0 and again == out, f"--records gives another report: {err}")
 
+    # Under Android's shell (mksh), the same processes and facts.
+    done = subprocess.run(["mksh", os.path.join(SOURCE, "tools", "device", "collect.sh"), "run",
+                           bench], capture_output=True, text=True, env=env)
+    mksh_records = os.path.join(work, "mksh.txt")
+    write(mksh_records, done.stdout)
+    code, under_mksh, err = facts("--records", mksh_records)
+    check(done.returncode == 0 and code == 0 and "4 process(es), exit status 0" in under_mksh and
+          "/system-background     0-3" in under_mksh and "Counters per core (simpleperf)" in
+          under_mksh, f"under mksh: {done.stderr}{err}\n{under_mksh}")
+
     # Without simpleperf the benchmark runs plainly, and the report says so.
     plain_env = dict(env, PATH=os.path.dirname(shutil.which("sh")) + os.pathsep +
                      os.path.dirname(shutil.which("sleep")))
