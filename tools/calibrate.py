@@ -54,6 +54,8 @@ import subprocess
 import sys
 import tempfile
 
+import tool_support
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "tools" / "calibration" / "sa8155p-reference.json"
 
@@ -128,13 +130,13 @@ def confined(scenario, cpus, background_cpus):
 
 def cpu_list(text):
     """[0, 1, 2, 3, 7] for "0-3,7"; argparse's type for the CPU options."""
-    cpus = set()
-    for part in text.split(","):
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
-        if not match or int(match.group(2) or match.group(1)) < int(match.group(1)):
-            raise argparse.ArgumentTypeError(f"expected CPU ids such as 0-3,7, got {text!r}")
-        cpus.update(range(int(match.group(1)), int(match.group(2) or match.group(1)) + 1))
-    return sorted(cpus)
+    try:
+        cpus = tool_support.parse_cpu_list(text, 64)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"expected {e}, got {text!r}")
+    if not cpus:
+        raise argparse.ArgumentTypeError(f"expected CPU ids such as 0-3,7, got {text!r}")
+    return cpus
 
 
 def topology_path(scenario_path, scenario):

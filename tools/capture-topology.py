@@ -29,7 +29,8 @@ import sys
 
 import jsonfmt
 import topology_file
-from tool_support import ToolError, add_source_options, collect, main_of, write_all
+from tool_support import (ToolError, add_source_options, collect, main_of, natural_key,
+                          parse_cpu_list, write_all)
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 CPU_DIR = "/sys/devices/system/cpu"
@@ -141,16 +142,10 @@ class Capture:
         value = self.text(path)
         if value is None:
             return None
-        cpus = []
-        for part in value.replace(" ", ",").split(","):
-            match = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
-            if not match:
-                fail(f"{self.origin}: {path}", "a CPU list such as 0-3,6", repr(value[:40]))
-            first, last = int(match.group(1)), int(match.group(2) or match.group(1))
-            if last >= MAX_CPUS:
-                fail(f"{self.origin}: {path}", f"CPU ids below {MAX_CPUS}", repr(value[:40]))
-            cpus.extend(range(first, last + 1))
-        return sorted(set(cpus))
+        try:
+            return parse_cpu_list(value, MAX_CPUS)
+        except ValueError as e:
+            fail(f"{self.origin}: {path}", str(e), repr(value[:40]))
 
     def children(self, directory, pattern):
         """Names of the entries of `directory` (as seen in the recorded paths) matching it."""
@@ -162,10 +157,6 @@ class Capture:
                 if re.fullmatch(pattern, name):
                     names.add(name)
         return sorted(names, key=natural_key)
-
-
-def natural_key(name):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def cpu_ids(cap):

@@ -20,7 +20,8 @@ import collections
 import re
 import sys
 
-from tool_support import ToolError, add_source_options, collect, main_of, write_atomically
+from tool_support import (ToolError, add_source_options, collect, main_of, natural_key,
+                          parse_cpu_list, write_atomically)
 
 COUNTERS = ("cpu-cycles", "cache-references", "cache-misses", "cpu-migrations",
             "context-switches")
@@ -77,18 +78,10 @@ def parse_records(text, origin):
 
 
 def cpu_set(text):
-    cpus = set()
-    for part in (text or "").replace(" ", "").split(","):
-        match = re.fullmatch(r"(\d{1,4})(?:-(\d{1,4}))?", part)
-        if match:
-            first, last = int(match.group(1)), int(match.group(2) or match.group(1))
-            if last > MAX_CPU_ID:
-                raise ToolError(f"a CPU list: expected CPU ids up to {MAX_CPU_ID}, got "
-                                f"{text[:40]!r}")
-            cpus.update(range(first, last + 1))
-        elif re.fullmatch(r"\d+(-\d+)?", part):
-            raise ToolError(f"a CPU list: expected CPU ids up to {MAX_CPU_ID}, got {text[:40]!r}")
-    return cpus
+    try:
+        return set(parse_cpu_list(text or "", MAX_CPU_ID + 1))
+    except ValueError as e:
+        raise ToolError(f"a CPU list: expected {e}, got {(text or '')[:40]!r}")
 
 
 def cpu_text(cpus):
@@ -144,10 +137,6 @@ def core_ctl(snapshot):
         if match and "\n" not in snapshot[path]:
             result.setdefault(match.group(1), {})[match.group(2)] = snapshot[path]
     return result
-
-
-def natural_key(text):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
 def per_core_counters(output):

@@ -2,6 +2,7 @@
 written whole or not at all, and the device-side collector (tools/device/collect.sh) run through
 adb, on this machine, or read back from saved records."""
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -9,6 +10,29 @@ import tempfile
 
 COLLECTOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "device", "collect.sh")
 REMOTE_COLLECTOR = "/data/local/tmp/bindersim-collect.sh"
+
+
+def parse_cpu_list(text, limit):
+    """The ids of a kernel CPU list such as "0-3,6" (parts between commas or spaces; an empty
+    list has none), sorted. Raises ValueError saying what was expected: a part that is not an
+    id or an ascending range, or an id of `limit` or more."""
+    cpus = set()
+    for part in text.replace(" ", ",").split(","):
+        if not part.strip():
+            continue
+        match = re.fullmatch(r"([0-9]{1,10})(?:-([0-9]{1,10}))?", part.strip())
+        if not match or int(match.group(2) or match.group(1)) < int(match.group(1)):
+            raise ValueError("a CPU list such as 0-3,6")
+        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+        if last >= limit:
+            raise ValueError(f"CPU ids up to {limit - 1}")
+        cpus.update(range(first, last + 1))
+    return sorted(cpus)
+
+
+def natural_key(text):
+    """Sorts cpu2 before cpu10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
 class ToolError(Exception):
