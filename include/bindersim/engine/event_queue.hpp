@@ -158,7 +158,7 @@ class EventQueue {
   static constexpr std::uint64_t kMaxSlots = std::uint64_t{1} << kSlotBits;
   static constexpr std::uint64_t kMaxSequence = std::uint64_t{1} << (64 - kSlotBits);
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
-  // Tuning, measured with the hold model and the shipped scenarios (README, Performance).
+  // Tuning, measured with the hold model and the shipped scenarios (docs/performance.md).
   static constexpr int kMaxRungs = 8;
   static constexpr std::uint32_t kSplitAbove = 32;
   // Mostly empty buckets: a bucket rarely holds more than one event, so moving one into the
