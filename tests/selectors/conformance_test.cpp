@@ -1,5 +1,6 @@
-// The contract every registered selector must keep, run over every name in the registry: a
-// policy added with one registry line is tested here for free.
+// The contract every registered selector must keep, run over every name in the registry and
+// the guide's example (docs/selectors.md): a policy added with one registry line is tested here
+// for free.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -12,33 +13,21 @@
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/selectors/selector.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "example_selector.hpp"
+#include "fake_machine.hpp"
 
 namespace bindersim::selectors {
 namespace {
 
-std::vector<std::string> registered_names() {
+// The built-in policies and the guide's example.
+SelectorRegistry all_selectors() {
   SelectorRegistry registry;
   register_builtin_selectors(registry);
-  return registry.names();
+  register_example_selectors(registry);
+  return registry;
 }
 
-// A machine whose CPU idleness is set per request.
-class FakeMachine final : public MachineView {
- public:
-  explicit FakeMachine(const topology::Topology& topology)
-      : topology_(topology), idle_(static_cast<std::size_t>(topology.num_cpus()), false) {}
-
-  void set_idle(std::vector<bool> idle) { idle_ = std::move(idle); }
-  bool available_idle_cpu(int cpu) const override {
-    EXPECT_TRUE(cpu >= 0 && cpu < topology_.num_cpus()) << "asked about CPU " << cpu;
-    return idle_.at(static_cast<std::size_t>(cpu));
-  }
-  const topology::Topology& topology() const override { return topology_; }
-
- private:
-  const topology::Topology& topology_;
-  std::vector<bool> idle_;
-};
+using testing::FakeMachine;
 
 using testing::TestRng;
 
@@ -55,9 +44,8 @@ class SelectorConformance : public ::testing::TestWithParam<std::string> {
   SelectorConformance()
       : topology_(topology::Topology::load(
             "sa8155p", std::filesystem::path(BINDERSIM_SOURCE_DIR) / "topologies")),
-        machine_(topology_) {
-    register_builtin_selectors(registry_);
-  }
+        machine_(topology_),
+        registry_(all_selectors()) {}
 
   std::unique_ptr<Selector> make() { return registry_.create(GetParam()); }
 
@@ -169,7 +157,8 @@ TEST_P(SelectorConformance, CountsAddUp) {
   EXPECT_EQ(counts.nudges_applied, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Registered, SelectorConformance, ::testing::ValuesIn(registered_names()),
+INSTANTIATE_TEST_SUITE_P(Registered, SelectorConformance,
+                         ::testing::ValuesIn(all_selectors().names()),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string name = param.param;
                            for (char& c : name) {

@@ -15,6 +15,7 @@
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/selectors/selector.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "fake_machine.hpp"
 
 namespace bindersim::selectors {
 namespace {
@@ -24,30 +25,7 @@ topology::Topology load_sa8155p() {
   return topology::Topology::load("sa8155p", dir);
 }
 
-// A machine whose CPUs are idle or busy as the test says.
-class FakeMachine final : public MachineView {
- public:
-  explicit FakeMachine(const topology::Topology& topology)
-      : topology_(topology), idle_(static_cast<std::size_t>(topology.num_cpus()), false) {}
-
-  void set_idle(int cpu, bool idle) { idle_.at(static_cast<std::size_t>(cpu)) = idle; }
-  // The caller's CPU gets `caller_idle`, every other CPU the opposite, so that a policy asking
-  // about the wrong CPU gets the wrong answer.
-  void set_caller_idle(int caller_cpu, bool caller_idle) {
-    for (std::size_t cpu = 0; cpu < idle_.size(); ++cpu) idle_[cpu] = !caller_idle;
-    set_idle(caller_cpu, caller_idle);
-  }
-
-  bool available_idle_cpu(int cpu) const override {
-    EXPECT_TRUE(cpu >= 0 && cpu < topology_.num_cpus()) << "asked about CPU " << cpu;
-    return idle_.at(static_cast<std::size_t>(cpu));
-  }
-  const topology::Topology& topology() const override { return topology_; }
-
- private:
-  const topology::Topology& topology_;
-  std::vector<bool> idle_;
-};
+using testing::FakeMachine;
 
 // Idle threads with the given last CPUs, head first; tids are 100, 101, ...
 std::vector<IdleThread> threads(const std::vector<int>& last_cpus) {

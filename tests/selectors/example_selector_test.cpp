@@ -1,0 +1,239 @@
+// The guide's example selector, idle-last-cpu (docs/selectors.md): its rule on chosen machines,
+// its registration, its rule at every selection of a whole simulated run, and the guide's
+// quotes of its code and of the interface it implements.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../sim/sim_fixture.hpp"
+#include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
+#include "bindersim/selectors/registry.hpp"
+#include "bindersim/selectors/selector.hpp"
+#include "bindersim/topology/topology.hpp"
+#include "example_selector.hpp"
+#include "fake_machine.hpp"
+
+namespace bindersim::selectors {
+namespace {
+
+using bindersim::testing::FakeMachine;
+using bindersim::testing::kSourceDir;
+
+// On the SA8155P: silver 0-3, gold 4-6, prime 7.
+class IdleLastCpuTest : public ::testing::Test {
+ protected:
+  IdleLastCpuTest()
+      : topology_(topology::Topology::load("sa8155p", kSourceDir + "/topologies")),
+        machine_(topology_) {}
+
+  // The example's answer for waiting threads with `last_cpus` (head first), a caller on
+  // `caller_cpu`, and the CPUs `idle_cpus` idle (every other CPU busy).
+  Selection pick(const std::vector<int>& last_cpus, int caller_cpu,
+                 const std::vector<int>& idle_cpus) {
+    for (int cpu = 0; cpu < topology_.num_cpus(); ++cpu) machine_.set_idle(cpu, false);
+    for (int cpu : idle_cpus) machine_.set_idle(cpu, true);
+    waiting_.clear();
+    for (std::size_t i = 0; i < last_cpus.size(); ++i) {
+      waiting_.push_back(IdleThread{static_cast<int>(100 + i), last_cpus[i]});
+    }
+    return selector_.select(SelectionRequest{waiting_, caller_cpu, true}, machine_);
+  }
+
+  topology::Topology topology_;
+  FakeMachine machine_;
+  IdleLastCpuSelector selector_;
+  std::vector<IdleThread> waiting_;
+};
+
+TEST_F(IdleLastCpuTest, TakesTheFirstThreadWhoseLastCpuIsIdle) {
+  // Last CPUs 2 (busy), 5 (idle), 6 (idle): the first with an idle CPU, not the later one.
+  EXPECT_EQ(pick({2, 5, 6}, 0, {5, 6}).index, 1u);
+  EXPECT_EQ(pick({2, 5, 6}, 0, {6}).index, 2u);
+  // The caller's own CPU counts like any other: idle there (an asynchronous caller that has
+  // gone to sleep), the thread that last ran there is taken.
+  EXPECT_EQ(pick({4, 0}, 0, {0}).index, 1u);
+}
+
+TEST_F(IdleLastCpuTest, TakesTheHeadWhenNoLastCpuIsIdle) {
+  EXPECT_EQ(pick({2, 5, 6}, 0, {1, 3, 7}).index, 0u);
+  // A thread that never ran has no last CPU to be idle, however idle the machine.
+  EXPECT_EQ(pick({-1, -1}, 0, {0, 1, 2, 3, 4, 5, 6, 7}).index, 0u);
+  EXPECT_EQ(pick({-1, 3}, 0, {0, 1, 2, 3, 4, 5, 6, 7}).index, 1u);
+}
+
+TEST_F(IdleLastCpuTest, PicksNothingFromAnEmptyListAndNeverNudges) {
+  EXPECT_FALSE(pick({}, 3, {0, 1, 2}).index.has_value());
+  for (const Selection& selection : {pick({5}, 5, {5}), pick({1, 2}, 7, {}), pick({}, 0, {})}) {
+    EXPECT_EQ(selection.preferred_cpu, -1);
+    EXPECT_FALSE(selection.nudge_declined);
+  }
+  // Decisions are counted by where the chosen thread last ran, as for every policy.
+  EXPECT_EQ(selector_.counts().same_cpu, 1u);   // last on 5, caller on 5
+  EXPECT_EQ(selector_.counts().other, 1u);      // last on 1 (silver), caller on 7 (prime)
+  EXPECT_EQ(selector_.counts().none_idle, 2u);  // the two empty lists
+}
+
+TEST(IdleLastCpuRegistryTest, RegistersBesideTheBuiltins) {
+  SelectorRegistry registry;
+  register_builtin_selectors(registry);
+  register_example_selectors(registry);
+  EXPECT_EQ(registry.names(),
+            (std::vector<std::string>{"fifo", "ctabs", "ctabs-nudge", "idle-last-cpu"}));
+  EXPECT_EQ(registry.create("idle-last-cpu")->name(), "idle-last-cpu");
+
+  const JsonDocument document =
+      JsonDocument::parse_text(R"({"keyed": {"depth": 2}})", "scenario.json");
+  const JsonNode keyed = document.root().child("keyed");
+  try {
+    registry.create("idle-last-cpu", &keyed);
+    ADD_FAILURE() << "a parameter was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("scenario.json: /keyed/depth: unknown key", 0), 0u)
+        << error.what();
+  }
+}
+
+// One selection as the simulated driver asked for it, with what the machine said of the CPUs
+// at that instant.
+struct Decision {
+  std::vector<IdleThread> waiting;
+  std::vector<bool> last_cpu_idle;  // per waiting thread: its last CPU was idle
+  bool caller_idle = false;
+  bool sync = false;
+  Selection answer;
+};
+
+// The example under its own name, recording every decision of a run.
+class RecordingIdleLastCpu final : public Selector {
+ public:
+  explicit RecordingIdleLastCpu(std::vector<Decision>& log)
+      : Selector(std::string(kIdleLastCpuName)), log_(log) {}
+
+ protected:
+  Selection do_select(const SelectionRequest& request, const MachineView& machine) override {
+    Decision decision;
+    decision.waiting.assign(request.waiting.begin(), request.waiting.end());
+    for (const IdleThread& thread : request.waiting) {
+      decision.last_cpu_idle.push_back(thread.last_cpu >= 0 &&
+                                       machine.available_idle_cpu(thread.last_cpu));
+    }
+    decision.caller_idle = machine.available_idle_cpu(request.caller_cpu);
+    decision.sync = request.sync;
+    decision.answer = example_.select(request, machine);
+    log_.push_back(decision);
+    return decision.answer;
+  }
+
+ private:
+  IdleLastCpuSelector example_;
+  std::vector<Decision>& log_;
+};
+
+stats::RunResult run_schd_dbg(const SelectorRegistry& registry, const std::string& selector) {
+  const auto scenario = bindersim::testing::scaled_scenario("schd-dbg", 300);
+  sim::RunOptions options;
+  options.selector = selector;
+  return sim::run(scenario, bindersim::testing::topology_of(scenario), registry, options);
+}
+
+// The driver asks with the machine's true state: at every selection of a schd-dbg run the
+// example took the first thread whose last CPU was idle, or the head; and a synchronous
+// caller's own CPU was never idle (it runs the call), which is why ctabs-nudge declines.
+TEST(IdleLastCpuRunTest, KeepsItsRuleAtEverySelectionOfARun) {
+  std::vector<Decision> log;
+  SelectorRegistry registry;
+  registry.add(std::string(kIdleLastCpuName), "recording", [&log](const JsonNode* params) {
+    expect_no_params(params);
+    return std::make_unique<RecordingIdleLastCpu>(log);
+  });
+  const stats::RunResult result = run_schd_dbg(registry, std::string(kIdleLastCpuName));
+  ASSERT_TRUE(result.clients_finished);
+  EXPECT_EQ(result.selector, "idle-last-cpu");
+  const stats::SelectionCounts& counts = result.selection;
+  EXPECT_EQ(counts.same_cpu + counts.same_cluster + counts.other + counts.none_idle, log.size());
+
+  std::size_t past_head = 0;
+  std::size_t sync = 0;
+  for (const Decision& decision : log) {
+    EXPECT_EQ(decision.answer.preferred_cpu, -1);
+    if (decision.waiting.empty()) {
+      EXPECT_FALSE(decision.answer.index.has_value());
+      continue;
+    }
+    std::size_t expected = 0;
+    for (std::size_t i = 0; i < decision.waiting.size(); ++i) {
+      if (decision.last_cpu_idle[i]) {
+        expected = i;
+        break;
+      }
+    }
+    ASSERT_TRUE(decision.answer.index.has_value());
+    EXPECT_EQ(*decision.answer.index, expected);
+    if (expected > 0) ++past_head;
+    if (decision.sync) {
+      ++sync;
+      EXPECT_FALSE(decision.caller_idle) << "a synchronous caller's CPU was idle";
+    }
+  }
+  // The run exercised the rule: some picks went past the head, and most were synchronous.
+  EXPECT_GT(past_head, 0u);
+  EXPECT_GT(sync, log.size() / 2);
+}
+
+// Registered with one line, the example runs like a shipped policy: the same result twice, and
+// another run than fifo's.
+TEST(IdleLastCpuRunTest, RunsDeterministicallyAndDiffersFromFifo) {
+  SelectorRegistry registry;
+  register_builtin_selectors(registry);
+  register_example_selectors(registry);
+  const stats::RunResult first = run_schd_dbg(registry, "idle-last-cpu");
+  const stats::RunResult second = run_schd_dbg(registry, "idle-last-cpu");
+  const stats::RunResult fifo = run_schd_dbg(registry, "fifo");
+  EXPECT_EQ(first.fingerprint, second.fingerprint);
+  EXPECT_EQ(first.latency.mean(), second.latency.mean());
+  EXPECT_NE(first.fingerprint, fifo.fingerprint);
+  EXPECT_EQ(first.completed, fifo.completed);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << "cannot read " << path;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Every C++ block of the guide is a quote, character for character, of the example's files or
+// of the selector interface's headers: the guide cannot drift from the code it teaches.
+TEST(SelectorGuideTest, QuotesTheCodeAsItIs) {
+  const std::filesystem::path root = kSourceDir;
+  const std::string guide = read_file(root / "docs" / "selectors.md");
+  std::string code;
+  for (const char* file :
+       {"tests/selectors/example_selector.hpp", "tests/selectors/example_selector.cpp",
+        "include/bindersim/selectors/selector.hpp", "include/bindersim/selectors/registry.hpp"}) {
+    code += read_file(root / file);
+  }
+  const std::string open = "```cpp\n";
+  const std::string close = "```\n";
+  std::size_t blocks = 0;
+  for (std::size_t at = guide.find(open); at != std::string::npos; at = guide.find(open, at)) {
+    const std::size_t begin = at + open.size();
+    const std::size_t end = guide.find(close, begin);
+    ASSERT_NE(end, std::string::npos) << "an unclosed block";
+    const std::string block = guide.substr(begin, end - begin);
+    EXPECT_NE(code.find(block), std::string::npos) << "not in the code:\n" << block;
+    ++blocks;
+    at = end + close.size();
+  }
+  EXPECT_GE(blocks, 4u);
+}
+
+}  // namespace
+}  // namespace bindersim::selectors

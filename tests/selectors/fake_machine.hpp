@@ -1,0 +1,45 @@
+// A machine for selector tests: the topology given, and each CPU idle or busy as the test sets
+// it (all busy at first).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "bindersim/selectors/selector.hpp"
+#include "bindersim/topology/topology.hpp"
+
+namespace bindersim::testing {
+
+class FakeMachine final : public selectors::MachineView {
+ public:
+  explicit FakeMachine(const topology::Topology& topology)
+      : topology_(topology), idle_(static_cast<std::size_t>(topology.num_cpus()), false) {}
+
+  void set_idle(int cpu, bool idle) { idle_.at(static_cast<std::size_t>(cpu)) = idle; }
+  // One flag per CPU, in CPU order.
+  void set_idle(std::vector<bool> idle) {
+    ASSERT_EQ(idle.size(), idle_.size());
+    idle_ = std::move(idle);
+  }
+  // The caller's CPU gets `caller_idle`, every other CPU the opposite, so that a policy asking
+  // about the wrong CPU gets the wrong answer.
+  void set_caller_idle(int caller_cpu, bool caller_idle) {
+    for (std::size_t cpu = 0; cpu < idle_.size(); ++cpu) idle_[cpu] = !caller_idle;
+    set_idle(caller_cpu, caller_idle);
+  }
+
+  bool available_idle_cpu(int cpu) const override {
+    EXPECT_TRUE(cpu >= 0 && cpu < topology_.num_cpus()) << "asked about CPU " << cpu;
+    return idle_.at(static_cast<std::size_t>(cpu));
+  }
+  const topology::Topology& topology() const override { return topology_; }
+
+ private:
+  const topology::Topology& topology_;
+  std::vector<bool> idle_;
+};
+
+}  // namespace bindersim::testing
