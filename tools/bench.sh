@@ -6,24 +6,52 @@
 #   tools/bench.sh --runs 5
 #   tools/bench.sh --memory        also peak RSS at 10,000 vs 1,000,000 schd-dbg iterations
 #   tools/bench.sh --jobs          also `compare` with --jobs 1 .. nproc: wall time and speed-up
+#   tools/bench.sh --instructions  only binder-throughput's instructions per simulated call,
+#                                  which do not depend on the host's speed (callgrind, 8 x 2,000
+#                                  and 8 x 5,000 calls: the difference over the 24,000 between)
 #
-# Uses build/bindersim (BINDERSIM_BUILD_DIR to change) and GNU time (/usr/bin/time).
+# Uses build/bindersim (BINDERSIM_BUILD_DIR to change) and GNU time (/usr/bin/time); valgrind
+# for --instructions.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${BINDERSIM_BUILD_DIR:-$root/build}/bindersim"
 runs=3
 memory=0
 jobs=0
+instructions=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --memory) memory=1; shift ;;
     --jobs) jobs=1; shift ;;
-    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
+    --instructions) instructions=1; shift ;;
+    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
     *) echo "tools/bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [[ -x "$bin" ]] || { echo "tools/bench.sh: no $bin (run tools/setup.sh)" >&2; exit 2; }
+if [[ $instructions -eq 1 ]]; then
+  command -v valgrind >/dev/null ||
+    { echo "tools/bench.sh: --instructions needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  # Instructions of one whole run of binder-throughput with `iterations` calls per worker.
+  count() {
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" run \
+      "$root/scenarios/binder-throughput.json" --set "clients.*.iterations=$1" \
+      --out "$tmp/result-$1.json" >/dev/null 2>"$tmp/valgrind.log" ||
+      { cat "$tmp/valgrind.log" >&2; exit 1; }
+    sed -n 's/^summary: \([0-9]*\).*/\1/p' "$tmp/cg.out"
+  }
+  short=$(count 2000)
+  long=$(count 5000)
+  awk -v short="$short" -v long="$long" 'BEGIN {
+    printf "binder-throughput: %.1f M instructions at 8 x 2,000 calls, %.1f M at 8 x 5,000\n",
+      short / 1e6, long / 1e6
+    printf "%.0f instructions per simulated call, %.1f M at start-up\n",
+      (long - short) / 24000, (short - 16000 * (long - short) / 24000) / 1e6 }'
+  exit 0
+fi
 [[ -x /usr/bin/time ]] || { echo "tools/bench.sh: needs GNU time (apt-get install time)" >&2; exit 2; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
