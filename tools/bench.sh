@@ -25,7 +25,7 @@ while [[ $# -gt 0 ]]; do
     --memory) memory=1; shift ;;
     --jobs) jobs=1; shift ;;
     --instructions) instructions=1; shift ;;
-    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
     *) echo "tools/bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
