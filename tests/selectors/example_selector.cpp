@@ -12,7 +12,7 @@ Selection IdleLastCpuSelector::do_select(const SelectionRequest& request,
   if (request.waiting.empty()) return selection;  // no pick: the work waits on the process
   selection.index = 0;                            // the head, unless a last CPU is idle
   for (std::size_t i = 0; i < request.waiting.size(); ++i) {
-    const int last_cpu = request.waiting[i].last_cpu;  // -1: the thread never ran
+    const int last_cpu = request.waiting[i].last_cpu;  // -1: not back from a wait yet
     if (last_cpu >= 0 && machine.available_idle_cpu(last_cpu)) {
       selection.index = i;
       break;

@@ -23,7 +23,9 @@ namespace bindersim::selectors {
 // An idle thread of the target process, as the selector sees it.
 struct IdleThread {
   int tid = -1;
-  int last_cpu = -1;  // CPU it ran on right after it last returned from waiting (-1: never)
+  // CPU it resumed on after its last binder wait (for work or for a reply), or of its last
+  // read that found work at once; -1 until either happens.
+  int last_cpu = -1;
 };
 
 // Read-only view of the simulated machine at the moment of selection.
@@ -38,7 +40,9 @@ class MachineView {
 struct SelectionRequest {
   // proc->waiting_threads in list order, head first.
   std::span<const IdleThread> waiting;
-  int caller_cpu = -1;  // CPU the sender runs on when it calls; must be a CPU of the topology
+  // CPU of the thread that asks, running there: the sender of the transaction or, for work
+  // left on the process's list, the thread that wakes a looper for it. A CPU of the topology.
+  int caller_cpu = -1;
   // The wakeup that follows is a sync wakeup (two-way call). Policies do not need to look at
   // it: a nudge is returned either way, and the driver applies it to wake_cpu only on a sync
   // wakeup (the CTABS patch: non-sync wakeups never nudge).
@@ -64,7 +68,7 @@ class Selector {
   Selector& operator=(const Selector&) = delete;
 
   // Asks the policy, checks its answer (a broken contract aborts through BSIM_CHECK), counts
-  // it and logs it at trace level. The answer is returned as the policy gave it; in particular
+  // it and logs it at debug level. The answer is returned as the policy gave it; in particular
   // preferred_cpu is returned on non-sync requests too, and the driver must not apply it then.
   Selection select(const SelectionRequest& request, const MachineView& machine);
 
@@ -76,7 +80,7 @@ class Selector {
   // Declined nudges are counted whatever request.sync says.
   const stats::SelectionCounts& counts() const { return counts_; }
 
-  // Logger for trace-level decision records; nullptr (the default) logs nothing.
+  // Logger for debug-level decision records; nullptr (the default) logs nothing.
   void set_logger(std::shared_ptr<spdlog::logger> logger) { logger_ = std::move(logger); }
 
  protected:
