@@ -213,8 +213,10 @@ class ReferenceCheck {
 
 TEST(EventQueueTest, HoldModelsOfEverySizeFollowTheReference) {
   // The classic hold model (pop the earliest, push one a random delay later) at sizes from a
-  // plain heap to a ladder of many buckets, with delays that often tie.
-  for (const std::size_t pending : {1u, 16u, 64u, 65u, 128u, 1024u, 5000u}) {
+  // plain heap to a ladder of many buckets, with delays that often tie (32 and 33: either
+  // side of the size at which a ladder's top moves into the heap whole; 64 and 65: of the
+  // heap's spill).
+  for (const std::size_t pending : {1u, 16u, 32u, 33u, 64u, 65u, 128u, 1024u, 5000u}) {
     SCOPED_TRACE(pending);
     ReferenceCheck check;
     TestRng rng(pending);
