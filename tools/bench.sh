@@ -30,6 +30,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -x "$bin" ]] || { echo "tools/bench.sh: no $bin (run tools/setup.sh)" >&2; exit 2; }
+export BINDERSIM_DATA_DIR="$root"
 if [[ $instructions -eq 1 ]]; then
   command -v valgrind >/dev/null ||
     { echo "tools/bench.sh: --instructions needs valgrind (apt-get install valgrind)" >&2; exit 2; }
@@ -39,12 +40,13 @@ if [[ $instructions -eq 1 ]]; then
   count() {
     valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" run \
       "$root/scenarios/binder-throughput.json" --set "clients.*.iterations=$1" \
-      --out "$tmp/result-$1.json" >/dev/null 2>"$tmp/valgrind.log" ||
-      { cat "$tmp/valgrind.log" >&2; exit 1; }
+      >/dev/null 2>"$tmp/valgrind.log" || { cat "$tmp/valgrind.log" >&2; exit 1; }
     sed -n 's/^summary: \([0-9]*\).*/\1/p' "$tmp/cg.out"
   }
   short=$(count 2000)
   long=$(count 5000)
+  [[ $short =~ ^[0-9]+$ && $long =~ ^[0-9]+$ && $long -gt $short ]] ||
+    { echo "tools/bench.sh: callgrind gave no usable counts ('$short', '$long')" >&2; exit 1; }
   awk -v short="$short" -v long="$long" 'BEGIN {
     printf "binder-throughput: %.1f M instructions at 8 x 2,000 calls, %.1f M at 8 x 5,000\n",
       short / 1e6, long / 1e6
@@ -80,7 +82,6 @@ bench() {
 
 echo "bindersim $("$bin" --version | cut -d' ' -f2) on $(nproc) CPU(s), $(uname -m); median of $runs"
 printf '%-28s %10s %18s %17s %11s\n' scenario wall calls/s events/s "peak RSS"
-export BINDERSIM_DATA_DIR="$root"
 bench "schd-dbg (10,000 iter.)" "$root/scenarios/schd-dbg.json"
 bench "sync-wakeup (2,000 iter.)" "$root/scenarios/sync-wakeup.json"
 bench "binder-throughput (8x100k)" "$root/scenarios/binder-throughput.json"
