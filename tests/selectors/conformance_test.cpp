@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "../common/config_error.hpp"
 #include "../common/test_rng.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/selectors/selector.hpp"
 #include "bindersim/topology/topology.hpp"
@@ -18,14 +20,6 @@
 
 namespace bindersim::selectors {
 namespace {
-
-// The built-in policies and the guide's example.
-SelectorRegistry all_selectors() {
-  SelectorRegistry registry;
-  register_builtin_selectors(registry);
-  register_example_selectors(registry);
-  return registry;
-}
 
 using testing::FakeMachine;
 
@@ -42,10 +36,9 @@ struct Input {
 class SelectorConformance : public ::testing::TestWithParam<std::string> {
  protected:
   SelectorConformance()
-      : topology_(topology::Topology::load(
-            "sa8155p", std::filesystem::path(BINDERSIM_SOURCE_DIR) / "topologies")),
+      : topology_(testing::load_sa8155p()),
         machine_(topology_),
-        registry_(all_selectors()) {}
+        registry_(builtin_and_example_selectors()) {}
 
   std::unique_ptr<Selector> make() { return registry_.create(GetParam()); }
 
@@ -157,8 +150,28 @@ TEST_P(SelectorConformance, CountsAddUp) {
   EXPECT_EQ(counts.nudges_applied, 0u);
 }
 
+// No policy takes parameters yet: null and {} are accepted, a key or a non-object is a
+// ConfigError naming the file and the JSON pointer.
+TEST_P(SelectorConformance, ParamsAreRejected) {
+  const JsonDocument document = JsonDocument::parse_text(
+      R"({"empty": {}, "none": null, "keyed": {"depth": 2}, "number": 3})", "scenario.json");
+  const JsonNode root = document.root();
+  const JsonNode empty = root.child("empty");
+  const JsonNode none = root.child("none");
+  const JsonNode keyed = root.child("keyed");
+  const JsonNode number = root.child("number");
+  EXPECT_EQ(registry_.create(GetParam(), &empty)->name(), GetParam());
+  EXPECT_EQ(registry_.create(GetParam(), &none)->name(), GetParam());
+  EXPECT_EQ(testing::error_of([&] {
+              registry_.create(GetParam(), &keyed);
+            }).rfind("scenario.json: /keyed/depth: unknown key", 0),
+            0u);
+  EXPECT_EQ(testing::error_of([&] { registry_.create(GetParam(), &number); }),
+            "scenario.json: /number: expected an object, got 3");
+}
+
 INSTANTIATE_TEST_SUITE_P(Registered, SelectorConformance,
-                         ::testing::ValuesIn(all_selectors().names()),
+                         ::testing::ValuesIn(builtin_and_example_selectors().names()),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string name = param.param;
                            for (char& c : name) {

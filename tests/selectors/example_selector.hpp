@@ -34,4 +34,9 @@ std::unique_ptr<Selector> make_idle_last_cpu_selector(const JsonNode* params);
 // Adds the example to `registry`: the line register_builtin_selectors() would gain.
 void register_example_selectors(SelectorRegistry& registry);
 
+// For the tests: the built-in policies and the example. The example is added only when the
+// built-ins lack it, so that a build with it among them (docs/selectors.md, section 4) runs the
+// same tests.
+SelectorRegistry builtin_and_example_selectors();
+
 }  // namespace bindersim::selectors

@@ -1,10 +1,11 @@
-// A machine for selector tests: the topology given, and each CPU idle or busy as the test sets
-// it (all busy at first).
+// Selector test support: the shipped SA8155P topology, and a machine whose CPUs are idle or
+// busy as a test sets them.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <filesystem>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,13 @@
 
 namespace bindersim::testing {
 
+// The shipped SA8155P (silver 0-3 = cluster 0, gold 4-6 = cluster 1, prime 7 = cluster 2).
+inline topology::Topology load_sa8155p() {
+  return topology::Topology::load("sa8155p",
+                                  std::filesystem::path(BINDERSIM_SOURCE_DIR) / "topologies");
+}
+
+// The topology given, and each CPU idle or busy as the test sets it (all busy at first).
 class FakeMachine final : public selectors::MachineView {
  public:
   explicit FakeMachine(const topology::Topology& topology)

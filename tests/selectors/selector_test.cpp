@@ -20,12 +20,8 @@
 namespace bindersim::selectors {
 namespace {
 
-topology::Topology load_sa8155p() {
-  const std::filesystem::path dir = std::filesystem::path(BINDERSIM_SOURCE_DIR) / "topologies";
-  return topology::Topology::load("sa8155p", dir);
-}
-
 using testing::FakeMachine;
+using testing::load_sa8155p;
 
 // Idle threads with the given last CPUs, head first; tids are 100, 101, ...
 std::vector<IdleThread> threads(const std::vector<int>& last_cpus) {
@@ -312,37 +308,6 @@ TEST_F(SelectorTest, UnknownSelectorErrorText) {
   EXPECT_EQ(message_of("ctabs_nudge"),
             "unknown selector \"ctabs_nudge\" (did you mean \"ctabs-nudge\"?); valid selectors: "
             "fifo, ctabs, ctabs-nudge");
-}
-
-// The built-in policies take no parameters: null and {} are accepted, a key or a non-object is
-// a ConfigError naming the file and the JSON pointer.
-TEST_F(SelectorTest, ParamsAreRejected) {
-  const JsonDocument document = JsonDocument::parse_text(
-      R"({"empty": {}, "none": null, "keyed": {"depth": 2}, "number": 3})", "scenario.json");
-  const JsonNode root = document.root();
-  for (const std::string& name : registry_.names()) {
-    SCOPED_TRACE(name);
-    const JsonNode empty = root.child("empty");
-    const JsonNode none = root.child("none");
-    EXPECT_EQ(registry_.create(name, &empty)->name(), name);
-    EXPECT_EQ(registry_.create(name, &none)->name(), name);
-
-    const JsonNode keyed = root.child("keyed");
-    try {
-      registry_.create(name, &keyed);
-      ADD_FAILURE() << "a parameter was accepted";
-    } catch (const ConfigError& error) {
-      EXPECT_EQ(std::string(error.what()).rfind("scenario.json: /keyed/depth: unknown key", 0), 0u)
-          << error.what();
-    }
-    const JsonNode number = root.child("number");
-    try {
-      registry_.create(name, &number);
-      ADD_FAILURE() << "a number was accepted as parameters";
-    } catch (const ConfigError& error) {
-      EXPECT_STREQ(error.what(), "scenario.json: /number: expected an object, got 3");
-    }
-  }
 }
 
 }  // namespace

@@ -30,16 +30,18 @@ inline topology::Topology topology_of(const workload::Scenario& scenario) {
   return topology::Topology::load(scenario.topology, kSourceDir + "/topologies");
 }
 
-// Runs under `selector`, with the scenario's placement unless `placement` names another.
-inline stats::RunResult run_scenario(const workload::Scenario& scenario,
-                                     const std::string& selector, std::uint64_t seed = 1,
-                                     const std::string& placement = "") {
+// Runs under `selector` of `registry`, with the scenario's placement unless `placement` names
+// another.
+inline stats::RunResult run_scenario(
+    const workload::Scenario& scenario, const std::string& selector, std::uint64_t seed = 1,
+    const std::string& placement = "",
+    const selectors::SelectorRegistry& registry = builtin_registry()) {
   const auto topology = topology_of(scenario);
   sim::RunOptions options;
   options.selector = selector;
   options.seed = seed;
   if (!placement.empty()) options.placement = placement;
-  return sim::run(scenario, topology, builtin_registry(), options);
+  return sim::run(scenario, topology, registry, options);
 }
 
 }  // namespace bindersim::testing

@@ -344,7 +344,7 @@ class Driver final : public sched::TaskOwner,
     std::deque<int> todo;
     int pending = -1;           // transaction picked by the current read, being delivered
     int outgoing = -1;          // two-way call awaiting its reply
-    int last_cpu = -1;          // CTABS: CPU right after returning from waiting for work
+    int last_cpu = -1;          // CTABS: CPU where it last resumed or found work at a read
     int preferred_cpu = -1;     // CTABS nudge
     int resume_cpu = -1;        // CPU where it returned from waiting this time
     bool free_pending = false;  // a received buffer to free with the next write

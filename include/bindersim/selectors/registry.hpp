@@ -43,8 +43,8 @@ class SelectorRegistry {
 // object; anything else is a ConfigError naming the file and pointer (ObjectReader::finish).
 void expect_no_params(const JsonNode* params);
 
-// Registers fifo, ctabs and ctabs-nudge. Adding a policy: one file and one line here
-// (docs/selectors.md).
+// Registers fifo, ctabs and ctabs-nudge. Adding a policy: its files, and one line here
+// (docs/selectors.md, "Register it").
 void register_builtin_selectors(SelectorRegistry& registry);
 
 }  // namespace bindersim::selectors
