@@ -5,7 +5,6 @@
 
 #include <cctype>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <vector>
 
