@@ -31,11 +31,11 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -x "$bin" ]] || { echo "tools/bench.sh: no $bin (run tools/setup.sh)" >&2; exit 2; }
 export BINDERSIM_DATA_DIR="$root"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
 if [[ $instructions -eq 1 ]]; then
   command -v valgrind >/dev/null ||
     { echo "tools/bench.sh: --instructions needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-  tmp="$(mktemp -d)"
-  trap 'rm -rf "$tmp"' EXIT
   # Instructions of one whole run of binder-throughput with `iterations` calls per worker.
   count() {
     valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" run \
@@ -43,20 +43,20 @@ if [[ $instructions -eq 1 ]]; then
       >/dev/null 2>"$tmp/valgrind.log" || { cat "$tmp/valgrind.log" >&2; exit 1; }
     sed -n 's/^summary: \([0-9]*\).*/\1/p' "$tmp/cg.out"
   }
+  workers=8  # binder-throughput's clients
   short=$(count 2000)
   long=$(count 5000)
   [[ $short =~ ^[0-9]+$ && $long =~ ^[0-9]+$ && $long -gt $short ]] ||
     { echo "tools/bench.sh: callgrind gave no usable counts ('$short', '$long')" >&2; exit 1; }
-  awk -v short="$short" -v long="$long" 'BEGIN {
-    printf "binder-throughput: %.1f M instructions at 8 x 2,000 calls, %.1f M at 8 x 5,000\n",
-      short / 1e6, long / 1e6
+  awk -v short="$short" -v long="$long" -v w="$workers" 'BEGIN {
+    per_call = (long - short) / (w * 3000)
+    printf "binder-throughput: %.1f M instructions at %d x 2,000 calls, %.1f M at %d x 5,000\n",
+      short / 1e6, w, long / 1e6, w
     printf "%.0f instructions per simulated call, %.1f M at start-up\n",
-      (long - short) / 24000, (short - 16000 * (long - short) / 24000) / 1e6 }'
+      per_call, (short - w * 2000 * per_call) / 1e6 }'
   exit 0
 fi
 [[ -x /usr/bin/time ]] || { echo "tools/bench.sh: needs GNU time (apt-get install time)" >&2; exit 2; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 
 # One run: prints "wall_s rss_kb calls events". The wall time is the whole process's, to the
 # microsecond (GNU time's %e has 10 ms steps: short runs would show 0); GNU time gives the RSS.
