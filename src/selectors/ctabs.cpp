@@ -3,13 +3,14 @@
 #include <string>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/topology/topology.hpp"
 
 namespace bindersim::selectors {
 
 CtabsSelector::CtabsSelector(Nudge nudge)
-    : Selector(std::string(nudge == Nudge::kOn ? kCtabsNudgeName : kCtabsName)), nudge_(nudge) {}
+    : Selector(std::string(nudge == Nudge::kOff ? kCtabsName : kCtabsNudgeName)), nudge_(nudge) {}
 
 Selection CtabsSelector::do_select(const SelectionRequest& request, const MachineView& machine) {
   const topology::Topology& topology = machine.topology();
@@ -31,8 +32,8 @@ Selection CtabsSelector::do_select(const SelectionRequest& request, const Machin
     }
   }
 
-  if (nudge_ == Nudge::kOn && best_score == 1) {
-    if (machine.available_idle_cpu(request.caller_cpu)) {
+  if (nudge_ != Nudge::kOff && best_score == 1) {
+    if (nudge_ == Nudge::kAlways || machine.available_idle_cpu(request.caller_cpu)) {
       selection.preferred_cpu = request.caller_cpu;
     } else {
       selection.nudge_declined = true;
@@ -47,8 +48,14 @@ std::unique_ptr<Selector> make_ctabs_selector(const JsonNode* params) {
 }
 
 std::unique_ptr<Selector> make_ctabs_nudge_selector(const JsonNode* params) {
-  expect_no_params(params);
-  return std::make_unique<CtabsSelector>(CtabsSelector::Nudge::kOn);
+  bool check_caller_idle = true;
+  if (params != nullptr && !params->is_null()) {
+    ObjectReader reader(*params);
+    check_caller_idle = reader.bool_or("check_caller_idle", true);
+    reader.finish();
+  }
+  return std::make_unique<CtabsSelector>(check_caller_idle ? CtabsSelector::Nudge::kCallerIdle
+                                                           : CtabsSelector::Nudge::kAlways);
 }
 
 }  // namespace bindersim::selectors

@@ -58,7 +58,8 @@ void register_builtin_selectors(SelectorRegistry& registry) {
                "CTABS: prefer an idle thread that last ran on the caller's CPU, then its cluster",
                make_ctabs_selector);
   registry.add(std::string(kCtabsNudgeName),
-               "CTABS plus the wake_cpu nudge to the caller's CPU when it is idle",
+               "CTABS plus the wake_cpu nudge to the caller's CPU when it is idle "
+               "(parameter check_caller_idle)",
                make_ctabs_nudge_selector);
 }
 

@@ -108,7 +108,7 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   result.seed = options.seed.value_or(scenario.seed);
   result.version = BINDERSIM_VERSION;
 
-  auto selector = registry.create(result.selector);
+  auto selector = workload::create_selector(registry, result.selector, scenario.kernel);
   auto placement = sched::make_placement(result.placement);
 
   engine::SimContext context(topology, result.seed);

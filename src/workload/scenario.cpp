@@ -295,7 +295,37 @@ class ScenarioParser {
   Scenario& scenario_;
 };
 
+// "selector_params": an object of parameter objects by selector name. Each is checked now by
+// building the selector from it, so that a bad parameter is reported when the scenario is read,
+// for every selector named, the one the run uses or not.
+std::map<std::string, SelectorParams> read_selector_params(
+    const JsonNode& node, const selectors::SelectorRegistry& selectors) {
+  if (!node.is_object()) node.fail_expected("an object of parameters by selector name");
+  std::map<std::string, SelectorParams> out;
+  for (const auto& [name, value] : node.raw().items()) {
+    const JsonNode params = node.child(name);
+    if (!selectors.contains(name)) {
+      const std::vector<std::string> valid = selectors.names();
+      params.fail("unknown selector " + quote_text(name) + did_you_mean(name, valid) +
+                  "; valid selectors: " + name_list(valid));
+    }
+    selectors.create(name, &params);
+    out.emplace(name, SelectorParams{value, params.file(), params.pointer()});
+  }
+  return out;
+}
+
 }  // namespace
+
+std::unique_ptr<selectors::Selector> create_selector(const selectors::SelectorRegistry& registry,
+                                                     const std::string& name,
+                                                     const KernelSpec& kernel) {
+  const auto params = kernel.selector_params.find(name);
+  if (params == kernel.selector_params.end()) return registry.create(name);
+  const SelectorParams& p = params->second;
+  const JsonNode node(p.value, std::make_shared<const std::string>(p.file), p.pointer);
+  return registry.create(name, &node);
+}
 
 Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry& selectors) {
   Scenario scenario;
@@ -339,6 +369,9 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
       const auto names = selectors.names();
       std::vector<std::string_view> valid(names.begin(), names.end());
       scenario.kernel.selector = selector->as_enum(valid);
+    }
+    if (auto params = k.optional("selector_params")) {
+      scenario.kernel.selector_params = read_selector_params(*params, selectors);
     }
     sched::SchedTunables& tunables = scenario.kernel.sched;
     if (auto governor = k.optional("cpufreq_governor")) {

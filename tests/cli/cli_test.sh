@@ -116,6 +116,35 @@ check(ok, "fifo and ctabs differ in selection.decisions")
 PY
 tally "$TMP/checks" $?
 
+# --- selector parameters, through --set ------------------------------------------------------
+# ctabs-nudge as patched declines every nudge on schd-dbg's sync calls (the caller's CPU is busy
+# at selection); without the idle check it applies them. Parameters of a selector the run does
+# not use change nothing.
+PARAM=kernel.selector_params.ctabs-nudge.check_caller_idle
+SHORT_RUN=(--set clients.0.iterations=300)
+run run "$SCENARIO" "${SHORT_RUN[@]}" --selector ctabs-nudge --out "$TMP/nudge-patched.json"
+rc_patched=$rc
+run run "$SCENARIO" "${SHORT_RUN[@]}" --selector ctabs-nudge --set "$PARAM=false" \
+  --out "$TMP/nudge-unchecked.json"
+rc_unchecked=$rc
+run run "$SCENARIO" "${SHORT_RUN[@]}" --selector fifo --out "$TMP/fifo-plain.json"
+run run "$SCENARIO" "${SHORT_RUN[@]}" --selector fifo --set "$PARAM=false" \
+  --out "$TMP/fifo-with-params.json"
+if [[ $rc_patched -eq 0 && $rc_unchecked -eq 0 && $rc -eq 0 ]] &&
+  cmp -s "$TMP/fifo-plain.json" "$TMP/fifo-with-params.json" &&
+  python3 - "$TMP" <<'PY'; then
+import json, sys
+load = lambda name: json.load(open(f"{sys.argv[1]}/{name}.json"))["selection"]["nudges"]
+patched, unchecked = load("nudge-patched"), load("nudge-unchecked")
+sys.exit(not (patched["applied"] == 0 and patched["declined"] > 0 and
+              unchecked["applied"] > 0 and unchecked["declined"] == 0))
+PY
+  pass "ctabs-nudge's check_caller_idle=false applies the nudges the patch declines"
+else
+  fail "ctabs-nudge's check_caller_idle=false applies the nudges the patch declines" \
+    "exit $rc_patched/$rc_unchecked/$rc: $(head -c 300 "$TMP/err")"
+fi
+
 # --- listing and help ------------------------------------------------------------------------
 run run --list-selectors
 missing=""
@@ -227,6 +256,10 @@ expect_bad_input "client affinity outside its process's cpuset: exit 2, one line
 expect_bad_input "unknown --selector: exit 2, names the option, lists the valid selectors" \
   "--selector: unknown selector \"ctabz\" (did you mean \"ctabs\"?); valid selectors: fifo, ctabs, ctabs-nudge" \
   run "$SCENARIO" --selector ctabz
+
+expect_bad_input "a selector parameter of the wrong type: exit 2, at its pointer" \
+  "(with --set): /kernel/selector_params/ctabs-nudge/check_caller_idle: expected true or false, got \"maybe\"" \
+  run "$SCENARIO" --set kernel.selector_params.ctabs-nudge.check_caller_idle=maybe
 
 expect_bad_input "unknown --placement: exit 2, names the option, lists the valid placements" \
   "--placement: unknown placement \"eas\"; valid placements: mainline, gki, walt" \

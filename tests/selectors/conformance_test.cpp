@@ -149,7 +149,7 @@ TEST_P(SelectorConformance, CountsAddUp) {
   EXPECT_EQ(counts.nudges_applied, 0u);
 }
 
-// No policy takes parameters yet: null and {} are accepted, a key or a non-object is a
+// Every policy takes null and {} (its defaults); a key it does not know or a non-object is a
 // ConfigError naming the file and the JSON pointer.
 TEST_P(SelectorConformance, ParamsAreRejected) {
   const JsonDocument document = JsonDocument::parse_text(

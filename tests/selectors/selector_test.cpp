@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/config_error.hpp"
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/selectors/ctabs.hpp"
@@ -182,6 +183,44 @@ TEST_F(SelectorTest, NudgeOnlyOnClusterMatchWithIdleCallerCpu) {
   EXPECT_EQ(run("ctabs-nudge", {0, 7}, 5, /*caller_idle=*/true).preferred_cpu, -1);
   // Plain ctabs never nudges.
   EXPECT_EQ(run("ctabs", {0, 6}, 5, /*caller_idle=*/true).preferred_cpu, -1);
+}
+
+// ctabs-nudge with {"check_caller_idle": false} nudges on every cluster-match win, busy caller
+// CPU or not, and so never declines; a same-CPU win and a win without a match still do not
+// nudge. With true, it is the patch.
+TEST_F(SelectorTest, NudgeWithoutTheIdleCheck) {
+  const JsonDocument document = JsonDocument::parse_text(
+      R"({"off": {"check_caller_idle": false}, "on": {"check_caller_idle": true}})",
+      "scenario.json");
+  const JsonNode off = document.root().child("off");
+  const JsonNode on = document.root().child("on");
+  auto unchecked = registry_.create("ctabs-nudge", &off);
+  EXPECT_EQ(unchecked->name(), "ctabs-nudge");
+  for (const bool caller_idle : {true, false}) {
+    SCOPED_TRACE(caller_idle ? "caller idle" : "caller busy");
+    const Selection match = run(*unchecked, {0, 6}, 5, caller_idle);
+    EXPECT_EQ(match.index, 1u);
+    EXPECT_EQ(match.preferred_cpu, 5);
+    EXPECT_FALSE(match.nudge_declined);
+    EXPECT_EQ(run(*unchecked, {0, 5}, 5, caller_idle).preferred_cpu, -1);  // same CPU
+    EXPECT_EQ(run(*unchecked, {0, 7}, 5, caller_idle).preferred_cpu, -1);  // no match
+  }
+  EXPECT_EQ(unchecked->counts().nudges_declined, 0u);
+
+  auto patched = registry_.create("ctabs-nudge", &on);
+  EXPECT_EQ(run(*patched, {0, 6}, 5, /*caller_idle=*/true).preferred_cpu, 5);
+  EXPECT_TRUE(run(*patched, {0, 6}, 5, /*caller_idle=*/false).nudge_declined);
+
+  // The parameter is ctabs-nudge's: a bad value is an error at its pointer, and ctabs, which
+  // has no nudge, does not know it.
+  const JsonDocument bad = JsonDocument::parse_text(R"({"p": {"check_caller_idle": 0}})", "s.json");
+  const JsonNode p = bad.root().child("p");
+  EXPECT_EQ(testing::error_of([&] { registry_.create("ctabs-nudge", &p); }),
+            "s.json: /p/check_caller_idle: expected true or false, got 0");
+  EXPECT_EQ(testing::error_of([&] {
+              registry_.create("ctabs", &off);
+            }).rfind("scenario.json: /off/check_caller_idle: unknown key", 0),
+            0u);
 }
 
 // A cluster-match win while the caller's CPU is busy is a declined nudge, in the answer and in

@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "../common/config_error.hpp"
+#include "../selectors/fake_machine.hpp"
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
+#include "bindersim/selectors/selector.hpp"
 #include "bindersim/topology/topology.hpp"
 
 namespace bindersim::workload {
@@ -435,7 +438,7 @@ TEST_F(ScenarioTest, UnknownKeySuggestsTheClosestName) {
                 "alloc_lock, alloc_page_install, cpufreq_governor, idle_wakeup, memory_pressure, "
                 "misfit_migration, newidle_balance, pelt_clock, periodic_balance, placement, "
                 "priority_inheritance, sched_util_clamp_min_rt_default, schedutil_rate_limit_us, "
-                "selector, source, util_est, vruntime_across_rt");
+                "selector, selector_params, source, util_est, vruntime_across_rt");
 }
 
 TEST_F(ScenarioTest, UnknownProcessInACallTargetListsValidProcesses) {
@@ -533,6 +536,60 @@ TEST_F(ScenarioTest, BadSelectorListsValidValues) {
             kFile +
                 ": /clients/0/iteration/2/op: expected one of compute, sleep, call, thread, "
                 "got \"transact\"");
+}
+
+// kernel.selector_params: parameters by selector name, checked by the selector's factory when
+// the scenario is read, for every selector named, and given to the selector a run builds.
+TEST_F(ScenarioTest, SelectorParamsAreCheckedAndUsed) {
+  const auto params = [](nlohmann::json& s) -> nlohmann::json& {
+    return s["kernel"]["selector_params"];
+  };
+  // The parameters of a selector the run does not choose are checked all the same.
+  EXPECT_EQ(error_after([&](auto& s) { params(s)["ctabs-nudge"]["check_caller_idle"] = "no"; }),
+            kFile +
+                ": /kernel/selector_params/ctabs-nudge/check_caller_idle: expected true or "
+                "false, got \"no\"");
+  EXPECT_EQ(error_after([&](auto& s) {
+              params(s)["ctabs"]["check_caller_idle"] = false;
+            }).rfind(kFile + ": /kernel/selector_params/ctabs/check_caller_idle: unknown key", 0),
+            0u);
+  EXPECT_EQ(error_after([&](auto& s) { params(s)["ctab"] = nlohmann::json::object(); }),
+            kFile +
+                ": /kernel/selector_params/ctab: unknown selector \"ctab\" (did you mean "
+                "\"ctabs\"?); valid selectors: fifo, ctabs, ctabs-nudge");
+  EXPECT_EQ(error_after([&](auto& s) { params(s) = "ctabs-nudge"; }),
+            kFile +
+                ": /kernel/selector_params: expected an object of parameters by selector name, "
+                "got \"ctabs-nudge\"");
+  EXPECT_EQ(error_after([&](auto& s) { params(s)["fifo"] = 1; }),
+            kFile + ": /kernel/selector_params/fifo: expected an object, got 1");
+
+  // Read: each selector named keeps its own parameters; a selector not named gets none.
+  nlohmann::json value = shipped();
+  params(value)["ctabs-nudge"]["check_caller_idle"] = false;
+  params(value)["fifo"] = nlohmann::json::object();
+  const Scenario s = parse(value);
+  ASSERT_EQ(s.kernel.selector_params.size(), 2u);
+  EXPECT_EQ(s.kernel.selector_params.at("ctabs-nudge").pointer,
+            "/kernel/selector_params/ctabs-nudge");
+  EXPECT_EQ(s.kernel.selector_params.at("ctabs-nudge").file, kFile);
+
+  // Used: ctabs-nudge without the check nudges towards a busy caller CPU (a cluster-match win:
+  // CPU 5's thread for a caller on CPU 4); as patched, it declines.
+  const topology::Topology topology = testing::load_sa8155p();
+  testing::FakeMachine machine(topology);
+  machine.set_caller_idle(4, false);
+  const std::vector<selectors::IdleThread> waiting = {{100, 0}, {101, 5}};
+  const selectors::SelectionRequest request{waiting, 4, true};
+  const auto unchecked = create_selector(registry_, "ctabs-nudge", s.kernel);
+  EXPECT_EQ(unchecked->select(request, machine).preferred_cpu, 4);
+  const auto patched = create_selector(registry_, "ctabs-nudge", KernelSpec{});
+  EXPECT_TRUE(patched->select(request, machine).nudge_declined);
+  EXPECT_EQ(create_selector(registry_, "ctabs", s.kernel)->name(), "ctabs");
+  EXPECT_EQ(testing::error_of([&] {
+              create_selector(registry_, "nope", s.kernel);
+            }).rfind("unknown selector \"nope\"", 0),
+            0u);
 }
 
 TEST_F(ScenarioTest, BackgroundTaskWithoutProcessCannotCall) {

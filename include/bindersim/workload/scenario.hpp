@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,8 +20,9 @@ namespace bindersim {
 class JsonNode;
 }
 namespace bindersim::selectors {
+class Selector;
 class SelectorRegistry;
-}
+}  // namespace bindersim::selectors
 namespace bindersim::topology {
 class Topology;
 }
@@ -108,11 +111,22 @@ struct ClientSpec {
   Steps iteration;
 };
 
+// One selector's parameters from "selector_params", kept with where they came from so that a
+// selector built from them reports a bad value at its file and pointer.
+struct SelectorParams {
+  nlohmann::json value;
+  std::string file;
+  std::string pointer;
+};
+
 struct KernelSpec {
   std::string placement = "mainline";
   sched::SchedTunables sched;  // governor, balancing and clamp options
   binder::PriorityInheritance inheritance = binder::PriorityInheritance::kAndroid;
   std::string selector = "fifo";
+  // "selector_params": parameters by selector name, each checked by its factory on reading.
+  // They go to the selector a run uses, whether the scenario or an option chose it.
+  std::map<std::string, SelectorParams> selector_params;
   binder::LockKind alloc_lock = binder::LockKind::kMutex;
   bool install_pages_locked = true;  // "alloc_page_install": "locked" or "unlocked"
   binder::MemoryPressure memory_pressure;
@@ -145,6 +159,12 @@ std::filesystem::path topology_file(const Scenario& scenario,
 // that file.
 topology::Topology load_topology(const Scenario& scenario,
                                  const std::filesystem::path& topologies_dir);
+
+// The selector `name` (a --selector, or the scenario's), built with the scenario's parameters
+// for it if it has any; an unknown name is a ConfigError listing the valid ones.
+std::unique_ptr<selectors::Selector> create_selector(const selectors::SelectorRegistry& registry,
+                                                     const std::string& name,
+                                                     const KernelSpec& kernel);
 
 // Parses a scenario document; every error is a ConfigError naming the file and JSON pointer.
 // Selector names are checked against `selectors`.
