@@ -99,6 +99,33 @@ std::string distinct_joined(const CompareReport& report, Field field) {
   return out;
 }
 
+// The override paths whose value is not the same in every column (the --vary key; a sweep's
+// axes in a merged report), in order of first appearance, joined by ", ".
+std::string varied_paths(const CompareReport& report) {
+  std::vector<std::string> paths;
+  const auto value_in = [](const CompareColumn& column,
+                           const std::string& path) -> const nlohmann::ordered_json* {
+    for (const auto& [p, value] : column.overrides) {
+      if (p == path) return &value;
+    }
+    return nullptr;
+  };
+  for (const CompareColumn& column : report.columns) {
+    for (const auto& [path, value] : column.overrides) {
+      if (std::find(paths.begin(), paths.end(), path) != paths.end()) continue;
+      const bool varies = std::any_of(report.columns.begin(), report.columns.end(),
+                                      [&](const CompareColumn& other) {
+                                        const nlohmann::ordered_json* v = value_in(other, path);
+                                        return v == nullptr || *v != value;
+                                      });
+      if (varies) paths.push_back(path);
+    }
+  }
+  std::string out;
+  for (const std::string& path : paths) out += (out.empty() ? "" : ", ") + path;
+  return out;
+}
+
 std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
   if (seeds.empty()) return "seeds none";
   if (seeds.size() == 1) return fmt::format("seed {}", seeds[0]);
@@ -131,9 +158,14 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
   const std::size_t num_columns = report.columns.size();
   // Names may come from input files (sweep merge reads them from run records): control
   // characters are escaped.
-  out << fmt::format("scenario {} | topology {} | placement {} | {}\n",
-                     console_text(report.scenario), console_text(report_topology(report)),
-                     console_text(report_placement(report)), seeds_text(report.seeds));
+  out << fmt::format("scenario {} | topology {} | placement {} | {}", console_text(report.scenario),
+                     console_text(report_topology(report)), console_text(report_placement(report)),
+                     seeds_text(report.seeds));
+  // What the columns' values in the labels are values of.
+  if (const std::string varied = varied_paths(report); !varied.empty()) {
+    out << " | varies " << console_text(varied);
+  }
+  out << "\n";
   if (num_columns == 0) return;
 
   // Render every cell first so that each column is as wide as its widest cell.

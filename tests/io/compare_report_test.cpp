@@ -131,6 +131,28 @@ TEST(CompareTable, HeaderColumnsAndRows) {
   EXPECT_EQ(lines[4].rfind("latency p99", 0), 0u);
 }
 
+// The header names the override paths whose values differ between the columns, the paths of
+// the values in the labels: not one that every column sets alike, and a path that only some
+// columns set counts as varied.
+TEST(CompareTable, HeaderNamesTheVariedPaths) {
+  CompareReport report = three_seed_report();
+  const std::string path = "kernel.selector_params.ctabs-nudge.check_caller_idle";
+  report.columns[0].overrides.emplace_back(path, true);
+  report.columns[1].overrides.emplace_back(path, false);
+  report.columns[2].overrides.emplace_back(path, true);
+  EXPECT_EQ(
+      lines_of(table_of(report))[0],
+      "scenario schd-dbg | topology sa8155p | placement mainline | seeds 1..3 | varies " + path);
+  report.columns[2].overrides.emplace_back("kernel.alloc_lock", "spinlock");
+  EXPECT_EQ(lines_of(table_of(report))[0],
+            "scenario schd-dbg | topology sa8155p | placement mainline | seeds 1..3 | varies " +
+                path + ", kernel.alloc_lock");
+  report.columns[1].overrides.back().second = true;
+  EXPECT_EQ(lines_of(table_of(report))[0],
+            "scenario schd-dbg | topology sa8155p | placement mainline | seeds 1..3 | varies "
+            "kernel.alloc_lock");
+}
+
 TEST(CompareTable, ControlCharactersInNamesAreEscaped) {
   // Names read from files (sweep merge's records) cannot split the table's lines or colour
   // the terminal.

@@ -57,8 +57,9 @@ struct CompareReport {
 std::string report_topology(const CompareReport& report);
 std::string report_placement(const CompareReport& report);
 
-// The console table: a header line (scenario, topology, placement, seeds), a heading row, one
-// row per metric with its unit and, per column, "mean ± ci95" (the mean alone without a CI),
+// The console table: a header line (scenario, topology, placement, seeds, and the override paths
+// whose values differ between the columns, "varies a.b, c"), a heading row, one row per
+// metric with its unit and, per column, "mean ± ci95" (the mean alone without a CI),
 // "-" where undefined; every column after the first is followed by its Δ% against the first,
 // marked "~" when Welch's test finds it not significant, or "?" when either column has fewer
 // than two values to test (with several seeds; one seed tests nothing); then a line that
