@@ -27,6 +27,7 @@
 #include "bindersim/sim/simulation.hpp"
 #include "bindersim/stats/summary.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "bindersim/workload/overrides.hpp"
 #include "bindersim/workload/scenario.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
@@ -238,10 +239,12 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     const std::vector<workload::Override> base_overrides = set_overrides(vm);
     std::optional<Vary> vary;
     if (vm.count("vary")) vary = parse_vary(vm["vary"].as<std::string>());
-    // A --set of the varied key would be overridden by each column's value without a word.
+    // A --set of the varied key, or of a value inside it or around it, would be overridden by
+    // each column's value without a word.
     for (const workload::Override& o : base_overrides) {
-      if (vary && o.path == vary->key) {
-        throw ConfigError("--vary " + vary->key + ": " + vary->key + " is also set by " + o.text +
+      if (vary && workload::paths_overlap(o.path, vary->key)) {
+        throw ConfigError("--vary " + vary->key + ": " + vary->key +
+                          (o.path == vary->key ? " is also set by " : " overlaps ") + o.text +
                           "; drop one of them");
       }
     }

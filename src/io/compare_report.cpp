@@ -99,8 +99,9 @@ std::string distinct_joined(const CompareReport& report, Field field) {
   return out;
 }
 
-// The override paths whose value is not the same in every column (the --vary key; a sweep's
-// axes in a merged report), in order of first appearance, joined by ", ".
+// The override paths whose value is not the same in every column (compare's --vary key), in
+// order of first appearance, joined by ", ". (A sweep's tables name their axes in their own
+// heading lines.)
 std::string varied_paths(const CompareReport& report) {
   std::vector<std::string> paths;
   const auto value_in = [](const CompareColumn& column,

@@ -17,6 +17,7 @@
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "bindersim/workload/overrides.hpp"
 #include "bindersim/workload/scenario.hpp"
 
 namespace bindersim::sweep {
@@ -196,8 +197,12 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
   std::map<std::string, std::string> seen_keys;
   const auto take_key = [&](const JsonNode& at, const std::string& key) {
     if (key == kSeedKey) at.fail("seeds are chosen by \"seeds\", not by an override of \"seed\"");
-    if (const auto it = seen_keys.find(key); it != seen_keys.end()) {
-      at.fail("\"" + key + "\" is already set at " + it->second);
+    for (const auto& [seen, pointer] : seen_keys) {
+      if (seen == key) at.fail("\"" + key + "\" is already set at " + pointer);
+      if (workload::paths_overlap(seen, key)) {
+        at.fail("\"" + key + "\" overlaps \"" + seen + "\", set at " + pointer +
+                ": the later would undo the earlier");
+      }
     }
     seen_keys.emplace(key, at.pointer());
   };

@@ -1,6 +1,8 @@
 #include "bindersim/workload/overrides.hpp"
 
 #include <charconv>
+#include <string_view>
+#include <utility>
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
@@ -35,6 +37,11 @@ bool is_one_line_of_utf8(const std::string& text) {
 }
 
 }  // namespace
+
+bool paths_overlap(std::string_view a, std::string_view b) {
+  if (a.size() > b.size()) std::swap(a, b);
+  return b.substr(0, a.size()) == a && (b.size() == a.size() || b[a.size()] == '.');
+}
 
 Override parse_override(const std::string& text, std::string_view option) {
   // Messages quote the text as given, after its option: it must be one line of UTF-8.

@@ -300,18 +300,15 @@ class ScenarioParser {
 // for every selector named, the one the run uses or not.
 std::map<std::string, SelectorParams> read_selector_params(
     const JsonNode& node, const selectors::SelectorRegistry& selectors) {
-  if (!node.is_object()) node.fail_expected("an object of parameters by selector name");
+  ObjectReader reader(node);  // its keys are the registered selectors' names
   std::map<std::string, SelectorParams> out;
-  for (const auto& [name, value] : node.raw().items()) {
-    const JsonNode params = node.child(name);
-    if (!selectors.contains(name)) {
-      const std::vector<std::string> valid = selectors.names();
-      params.fail("unknown selector " + quote_text(name) + did_you_mean(name, valid) +
-                  "; valid selectors: " + name_list(valid));
+  for (const std::string& name : selectors.names()) {
+    if (const auto params = reader.optional(name)) {
+      selectors.create(name, &*params);
+      out.emplace(name, SelectorParams{params->raw(), params->file(), params->pointer()});
     }
-    selectors.create(name, &params);
-    out.emplace(name, SelectorParams{value, params.file(), params.pointer()});
   }
+  reader.finish();
   return out;
 }
 
@@ -320,10 +317,11 @@ std::map<std::string, SelectorParams> read_selector_params(
 std::unique_ptr<selectors::Selector> create_selector(const selectors::SelectorRegistry& registry,
                                                      const std::string& name,
                                                      const KernelSpec& kernel) {
-  const auto params = kernel.selector_params.find(name);
-  if (params == kernel.selector_params.end()) return registry.create(name);
-  const SelectorParams& p = params->second;
-  const JsonNode node(p.value, std::make_shared<const std::string>(p.file), p.pointer);
+  const auto it = kernel.selector_params.find(name);
+  if (it == kernel.selector_params.end()) return registry.create(name);
+  const SelectorParams& params = it->second;
+  const JsonNode node(params.value, std::make_shared<const std::string>(params.file),
+                      params.pointer);
   return registry.create(name, &node);
 }
 

@@ -107,6 +107,8 @@ sys.exit(not ([c["label"] for c in d["columns"]] == ["android", "upstream"] and
   "$TMP/vary.json"
 check "--vary columns are headed by their values" \
   line_matches "$TMP/out" 2 'android.*upstream'
+check "the header names the varied key, not the --set one all columns share" \
+  line_matches "$TMP/out" 1 ' \| seed 1 \| varies kernel\.priority_inheritance$'
 
 run compare "$SCENARIO" --selectors fifo,ctabs --vary kernel.priority_inheritance=android,upstream \
   "${FAST[@]}"
@@ -177,6 +179,10 @@ check "that error says which option chooses" grep -q 'kernel.placement is chosen
 expect_error "--vary and --set of the same key" --vary clients.0.iterations=100,300
 run compare "$SCENARIO" "${FAST[@]}" --vary clients.0.iterations=100,300
 check "that error names both options" grep -qx -- 'bindersim compare: --vary clients.0.iterations: clients.0.iterations is also set by --set clients.0.iterations=200; drop one of them' \
+  "$TMP/err"
+run compare "$SCENARIO" "${FAST[@]}" --set kernel.selector_params.ctabs-nudge.check_caller_idle=false \
+  --vary 'kernel.selector_params.ctabs-nudge={},{"check_caller_idle":true}'
+check "a --vary around a --set's path is refused too" grep -qx -- 'bindersim compare: --vary kernel.selector_params.ctabs-nudge: kernel.selector_params.ctabs-nudge overlaps --set kernel.selector_params.ctabs-nudge.check_caller_idle=false; drop one of them' \
   "$TMP/err"
 run compare "$SCENARIO" --selectors nosuch
 check "an unknown selector lists the valid ones" grep -q 'valid selectors: fifo' "$TMP/err"

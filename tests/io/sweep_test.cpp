@@ -281,6 +281,13 @@ TEST_F(SweepTest, ErrorsNameTheFileAndThePointer) {
            "axes": [{"key": "clients.0.iterations", "values": [1, 2]}]})",
        "sweeps/test.json: /axes/0/key: \"clients.0.iterations\" is already set at "
        "/set/clients.0.iterations"},
+      {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1,
+           "set": {"kernel.selector_params.ctabs-nudge.check_caller_idle": false},
+           "axes": [{"key": "kernel.selector_params.ctabs-nudge", "values": [{}]}]})",
+       "sweeps/test.json: /axes/0/key: \"kernel.selector_params.ctabs-nudge\" overlaps "
+       "\"kernel.selector_params.ctabs-nudge.check_caller_idle\", set at "
+       "/set/kernel.selector_params.ctabs-nudge.check_caller_idle: the later would undo the "
+       "earlier"},
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1, "selectors": ["fifo"],
            "axes": [{"key": "kernel.selector", "values": ["ctabs"]}]})",
        "sweeps/test.json: /axes/0/key: \"kernel.selector\" is chosen by \"selectors\""},

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -32,14 +33,41 @@ struct Input {
   bool sync = true;
 };
 
-class SelectorConformance : public ::testing::TestWithParam<std::string> {
+// A policy as the suite builds it: its registry name and its parameters as JSON text ("": none
+// given); `label` names the test instance.
+struct Policy {
+  std::string name;
+  std::string params;
+  std::string label;
+};
+
+// GoogleTest prints a parameter in test listings: the label, not the object's bytes.
+void PrintTo(const Policy& policy, std::ostream* out) { *out << policy.label; }
+
+// Every registered policy with its defaults, and each parameter setting that changes a rule.
+std::vector<Policy> policies() {
+  std::vector<Policy> out;
+  for (const std::string& name : builtin_and_example_selectors().names()) {
+    out.push_back({name, "", name});
+  }
+  out.push_back({"ctabs-nudge", R"({"check_caller_idle": false})", "ctabs-nudge unchecked"});
+  return out;
+}
+
+class SelectorConformance : public ::testing::TestWithParam<Policy> {
  protected:
   SelectorConformance()
       : topology_(testing::load_sa8155p()),
         machine_(topology_),
         registry_(builtin_and_example_selectors()) {}
 
-  std::unique_ptr<Selector> make() { return registry_.create(GetParam()); }
+  const std::string& name() const { return GetParam().name; }
+  std::unique_ptr<Selector> make() {
+    if (GetParam().params.empty()) return registry_.create(name());
+    const JsonDocument document = JsonDocument::parse_text(GetParam().params, "params.json");
+    const JsonNode params = document.root();
+    return registry_.create(name(), &params);
+  }
 
   // Inputs covering empty lists, fresh threads, every CPU as caller and mixed idleness; about a
   // quarter of the lists are empty.
@@ -72,7 +100,7 @@ class SelectorConformance : public ::testing::TestWithParam<std::string> {
 };
 
 // The selector carries its registry name.
-TEST_P(SelectorConformance, NameMatchesTheRegistry) { EXPECT_EQ(make()->name(), GetParam()); }
+TEST_P(SelectorConformance, NameMatchesTheRegistry) { EXPECT_EQ(make()->name(), name()); }
 
 // With no idle thread there is no pick, no nudge, and the decision counts as none_idle, for
 // every caller CPU and whatever the idleness of the CPUs.
@@ -151,7 +179,7 @@ TEST_P(SelectorConformance, CountsAddUp) {
 
 // Every policy takes null and {} (its defaults); a key it does not know or a non-object is a
 // ConfigError naming the file and the JSON pointer.
-TEST_P(SelectorConformance, ParamsAreRejected) {
+TEST_P(SelectorConformance, UnknownParamsAreRejected) {
   const JsonDocument document = JsonDocument::parse_text(
       R"({"empty": {}, "none": null, "keyed": {"depth": 2}, "number": 3})", "scenario.json");
   const JsonNode root = document.root();
@@ -159,20 +187,19 @@ TEST_P(SelectorConformance, ParamsAreRejected) {
   const JsonNode none = root.child("none");
   const JsonNode keyed = root.child("keyed");
   const JsonNode number = root.child("number");
-  EXPECT_EQ(registry_.create(GetParam(), &empty)->name(), GetParam());
-  EXPECT_EQ(registry_.create(GetParam(), &none)->name(), GetParam());
+  EXPECT_EQ(registry_.create(name(), &empty)->name(), name());
+  EXPECT_EQ(registry_.create(name(), &none)->name(), name());
   EXPECT_EQ(testing::error_of([&] {
-              registry_.create(GetParam(), &keyed);
+              registry_.create(name(), &keyed);
             }).rfind("scenario.json: /keyed/depth: unknown key", 0),
             0u);
-  EXPECT_EQ(testing::error_of([&] { registry_.create(GetParam(), &number); }),
+  EXPECT_EQ(testing::error_of([&] { registry_.create(name(), &number); }),
             "scenario.json: /number: expected an object, got 3");
 }
 
-INSTANTIATE_TEST_SUITE_P(Registered, SelectorConformance,
-                         ::testing::ValuesIn(builtin_and_example_selectors().names()),
-                         [](const ::testing::TestParamInfo<std::string>& param) {
-                           std::string name = param.param;
+INSTANTIATE_TEST_SUITE_P(Registered, SelectorConformance, ::testing::ValuesIn(policies()),
+                         [](const ::testing::TestParamInfo<Policy>& param) {
+                           std::string name = param.param.label;
                            for (char& c : name) {
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            }

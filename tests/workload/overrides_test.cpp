@@ -126,6 +126,18 @@ TEST(OverrideTest, StarOrIndexAfterAMissingKeyNamesWhereItIsMissing) {
   EXPECT_EQ(doc["processes"][1]["free_before_reply"], true);
 }
 
+// Two paths overlap when one override would change the value at the other: the same path, or
+// one inside the other at a part boundary. A "*" is only a part: it does not match an index.
+TEST(OverrideTest, PathsOverlapWhenOneHoldsTheOther) {
+  EXPECT_TRUE(paths_overlap("kernel.selector", "kernel.selector"));
+  EXPECT_TRUE(paths_overlap("kernel.selector_params.fifo", "kernel.selector_params"));
+  EXPECT_TRUE(paths_overlap("kernel", "kernel.selector_params.fifo.x"));
+  EXPECT_FALSE(paths_overlap("kernel.selector", "kernel.selector_params"));
+  EXPECT_FALSE(paths_overlap("kernel.selector_params", "kernel.selector"));
+  EXPECT_FALSE(paths_overlap("clients.*.iterations", "clients.0.iterations"));
+  EXPECT_FALSE(paths_overlap("clients.1", "clients.10"));
+}
+
 TEST(OverrideTest, OverriddenScenarioIsCheckedAsStrictlyAsTheFile) {
   // An override is parsed like the file itself: a misspelt key is an unknown key.
   selectors::SelectorRegistry registry;

@@ -553,14 +553,17 @@ TEST_F(ScenarioTest, SelectorParamsAreCheckedAndUsed) {
               params(s)["ctabs"]["check_caller_idle"] = false;
             }).rfind(kFile + ": /kernel/selector_params/ctabs/check_caller_idle: unknown key", 0),
             0u);
-  EXPECT_EQ(error_after([&](auto& s) { params(s)["ctab"] = nlohmann::json::object(); }),
-            kFile +
-                ": /kernel/selector_params/ctab: unknown selector \"ctab\" (did you mean "
-                "\"ctabs\"?); valid selectors: fifo, ctabs, ctabs-nudge");
+  // Its keys are the registered selectors (the list is not spelt out: a new policy adds to it).
+  const std::string unknown =
+      error_after([&](auto& s) { params(s)["ctab"] = nlohmann::json::object(); });
+  EXPECT_EQ(unknown.rfind(kFile + ": /kernel/selector_params/ctab: unknown key (did you mean "
+                                  "\"ctabs\"?); valid keys: ",
+                          0),
+            0u)
+      << unknown;
+  EXPECT_NE(unknown.find("ctabs-nudge"), std::string::npos) << unknown;
   EXPECT_EQ(error_after([&](auto& s) { params(s) = "ctabs-nudge"; }),
-            kFile +
-                ": /kernel/selector_params: expected an object of parameters by selector name, "
-                "got \"ctabs-nudge\"");
+            kFile + ": /kernel/selector_params: expected an object, got \"ctabs-nudge\"");
   EXPECT_EQ(error_after([&](auto& s) { params(s)["fifo"] = 1; }),
             kFile + ": /kernel/selector_params/fifo: expected an object, got 1");
 

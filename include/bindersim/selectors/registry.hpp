@@ -17,7 +17,9 @@ namespace bindersim::selectors {
 
 class SelectorRegistry {
  public:
-  // Builds a selector from its JSON parameters (nullptr: no parameters given).
+  // Builds a selector from its JSON parameters: nullptr when none are given; JSON null, too,
+  // means the defaults. The node lives only for the call (keep values, not the node); a bad
+  // parameter is a ConfigError at its file and pointer.
   using Factory = std::function<std::unique_ptr<Selector>(const JsonNode* params)>;
 
   struct Entry {

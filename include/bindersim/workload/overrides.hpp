@@ -22,6 +22,12 @@ struct Override {
 // a ConfigError that names the option.
 Override parse_override(const std::string& text, std::string_view option = "--set");
 
+// Whether an override of one dotted path changes the value at the other: the same path, or one
+// inside the other ("kernel.a" holds "kernel.a.b"), so that the later of the two would undo the
+// earlier in part or whole. "*" is a path part like any other here: "clients.*.iterations" and
+// "clients.0.iterations" do not overlap (the later refines the earlier; docs/scenario-format.md).
+bool paths_overlap(std::string_view a, std::string_view b);
+
 // Applies `overrides` to the document in order. "*" in place of an array index applies the
 // rest of the path to every element (clients.*.iterations=100). A path that runs into a missing
 // array index, through a value that is neither object nor array, or into a "*" or an index
