@@ -15,11 +15,13 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/sched/placement.hpp"
@@ -331,6 +333,17 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
           column.overrides.emplace_back(o.path, nlohmann::ordered_json::parse(o.value.dump()));
         }
         plans.push_back(std::move(plan));
+      }
+    }
+    // A parameter of a selector that no column runs cannot tell the columns apart.
+    if (constexpr std::string_view kParams = "kernel.selector_params.";
+        vary && vary->key.starts_with(kParams)) {
+      const std::string rest = vary->key.substr(kParams.size());
+      const std::string selector = rest.substr(0, rest.find('.'));
+      const auto runs_it = [&](const ColumnPlan& plan) { return plan.column.selector == selector; };
+      if (std::none_of(plans.begin(), plans.end(), runs_it)) {
+        throw ConfigError("--vary " + vary->key + ": no column runs " + quote_text(selector) +
+                          ", so its columns would be alike; choose it with --selectors");
       }
     }
     if (vm.count("out")) {

@@ -184,6 +184,10 @@ run compare "$SCENARIO" "${FAST[@]}" --set kernel.selector_params.ctabs-nudge.ch
   --vary 'kernel.selector_params.ctabs-nudge={},{"check_caller_idle":true}'
 check "a --vary around a --set's path is refused too" grep -qx -- 'bindersim compare: --vary kernel.selector_params.ctabs-nudge: kernel.selector_params.ctabs-nudge overlaps --set kernel.selector_params.ctabs-nudge.check_caller_idle=false; drop one of them' \
   "$TMP/err"
+run compare "$SCENARIO" "${FAST[@]}" --selectors fifo,ctabs \
+  --vary kernel.selector_params.ctabs-nudge.check_caller_idle=true,false
+check "a --vary of the parameters of a selector no column runs is refused" grep -qx -- 'bindersim compare: --vary kernel.selector_params.ctabs-nudge.check_caller_idle: no column runs "ctabs-nudge", so its columns would be alike; choose it with --selectors' \
+  "$TMP/err"
 run compare "$SCENARIO" --selectors nosuch
 check "an unknown selector lists the valid ones" grep -q 'valid selectors: fifo' "$TMP/err"
 check "an unknown selector names the option" grep -q -- '--selectors: unknown selector' "$TMP/err"
