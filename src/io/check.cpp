@@ -425,6 +425,10 @@ ResultDocument read_result(const JsonDocument& document) {
   doc.scenario = root.required("scenario").as_string();
   doc.topology = root.required("topology").as_string();
   doc.selector = root.required("selector").as_string();
+  if (const auto params = root.optional("selector_params")) {
+    if (!params->is_object()) params->fail_expected("an object of the selector's parameters");
+    if (!params->raw().empty()) doc.selector_params = params->raw().dump();
+  }
   doc.placement = root.required("placement").as_string();
   doc.seed = read_uint(root.required("seed"));
 
@@ -645,6 +649,11 @@ CheckReport check_result(const ResultDocument& result, const ResultDocument& bas
   identity("scenario", baseline.scenario, result.scenario);
   identity("topology", baseline.topology, result.topology);
   identity("selector", baseline.selector, result.selector);
+  // A row only where a run had parameters: most runs have none.
+  if (!baseline.selector_params.empty() || !result.selector_params.empty()) {
+    const auto shown = [](const std::string& params) { return params.empty() ? "{}" : params; };
+    identity("selector_params", shown(baseline.selector_params), shown(result.selector_params));
+  }
   identity("placement", baseline.placement, result.placement);
   {
     // Another seed is a legitimate check of robustness: shown, not gated.

@@ -109,10 +109,13 @@ void print_breakdown(const stats::RunResult& result, std::ostream& out) {
 }  // namespace
 
 void print_tier_table(const stats::RunResult& result, std::ostream& out) {
-  out << fmt::format("scenario {} | selector {} | placement {} | seed {} | {} calls | {} calls/s\n",
-                     console_text(result.scenario), console_text(result.selector),
-                     console_text(result.placement), result.seed, grouped(result.completed),
-                     grouped_rate(result.per_second()));
+  out << fmt::format(
+      "scenario {} | selector {} | placement {} | seed {} | {} calls | {} calls/s\n",
+      console_text(result.scenario),
+      console_text(result.selector_params.empty() ? result.selector
+                                                  : result.selector + " " + result.selector_params),
+      console_text(result.placement), result.seed, grouped(result.completed),
+      grouped_rate(result.per_second()));
   out << fmt::format("{:<{}}{:<{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}\n", "class", kClassWidth, "tier",
                      kTierWidth, "avg latency", kLatencyWidth, "calls", kCallsWidth, "share",
                      kShareWidth, "p50 latency", kLatencyWidth, "p99 latency", kLatencyWidth);

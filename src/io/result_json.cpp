@@ -117,6 +117,9 @@ ordered_json result_to_json(const stats::RunResult& result) {
   j["scenario"] = result.scenario;
   j["topology"] = result.topology;
   j["selector"] = result.selector;
+  if (!result.selector_params.empty()) {
+    j["selector_params"] = ordered_json::parse(result.selector_params);
+  }
   j["placement"] = result.placement;
   j["seed"] = result.seed;
 

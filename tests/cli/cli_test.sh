@@ -134,15 +134,25 @@ if [[ $rc_patched -eq 0 && $rc_unchecked -eq 0 && $rc -eq 0 ]] &&
   cmp -s "$TMP/fifo-plain.json" "$TMP/fifo-with-params.json" &&
   python3 - "$TMP" <<'PY'; then
 import json, sys
-load = lambda name: json.load(open(f"{sys.argv[1]}/{name}.json"))["selection"]["nudges"]
+load = lambda name: json.load(open(f"{sys.argv[1]}/{name}.json"))
 patched, unchecked = load("nudge-patched"), load("nudge-unchecked")
-sys.exit(not (patched["applied"] == 0 and patched["declined"] > 0 and
-              unchecked["applied"] > 0 and unchecked["declined"] == 0))
+p, u = patched["selection"]["nudges"], unchecked["selection"]["nudges"]
+sys.exit(not (p["applied"] == 0 and p["declined"] > 0 and u["applied"] > 0 and
+              u["declined"] == 0 and "selector_params" not in patched and
+              unchecked["selector_params"] == {"check_caller_idle": False}))
 PY
   pass "ctabs-nudge's check_caller_idle=false applies the nudges the patch declines"
 else
   fail "ctabs-nudge's check_caller_idle=false applies the nudges the patch declines" \
     "exit $rc_patched/$rc_unchecked/$rc: $(head -c 300 "$TMP/err")"
+fi
+# The result records the parameters, and check holds them to the baseline's.
+run check "$TMP/nudge-unchecked.json" --baseline "$TMP/nudge-patched.json"
+if [[ $rc -eq 1 ]] && grep -qE '^selector_params .*\{\}.*check_caller_idle.*false' "$TMP/out"; then
+  pass "check fails a result whose selector ran with other parameters than the baseline's"
+else
+  fail "check fails a result whose selector ran with other parameters than the baseline's" \
+    "exit $rc: $(grep selector_params "$TMP/out" | head -c 300)"
 fi
 
 # --- listing and help ------------------------------------------------------------------------

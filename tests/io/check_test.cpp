@@ -482,6 +482,38 @@ TEST(CheckTest, NamesMustMatchButTheSeedMayDiffer) {
   EXPECT_EQ(status_of(report, "seed"), CheckStatus::kReported);
 }
 
+// A selector's parameters are part of its configuration: other parameters fail as another
+// selector does, absent counts as {}, and runs without them get no row.
+TEST(CheckTest, SelectorParametersMustMatch) {
+  RunResult with_params = schd_dbg_like();
+  with_params.selector_params = R"({"check_caller_idle":false})";
+  const json baseline = document_of(schd_dbg_like());
+  const json result = document_of(with_params);
+  ASSERT_TRUE(result.contains("selector_params"));
+  ASSERT_FALSE(baseline.contains("selector_params"));
+  EXPECT_EQ(read(result).selector_params, R"({"check_caller_idle":false})");
+
+  const CheckReport report = check(result, baseline);
+  EXPECT_EQ(failed_metrics(report), (std::vector<std::string>{"selector_params"}));
+  const auto row = std::find_if(report.rows.begin(), report.rows.end(),
+                                [](const CheckRow& r) { return r.metric == "selector_params"; });
+  ASSERT_NE(row, report.rows.end());
+  EXPECT_EQ(row->baseline_text, "{}");
+  EXPECT_EQ(row->result_text, R"({"check_caller_idle":false})");
+
+  EXPECT_EQ(status_of(check(result, result), "selector_params"), CheckStatus::kOk);
+  json empty = baseline;
+  empty["selector_params"] = json::object();  // the same as none
+  const CheckReport same = check(empty, baseline);
+  EXPECT_TRUE(std::none_of(same.rows.begin(), same.rows.end(),
+                           [](const CheckRow& r) { return r.metric == "selector_params"; }));
+  json bad = baseline;
+  bad["selector_params"] = "check_caller_idle";
+  EXPECT_EQ(config_error([&] { read(bad); }),
+            "result.json: /selector_params: expected an object of the selector's parameters, got "
+            "\"check_caller_idle\"");
+}
+
 // ---- tolerance files ------------------------------------------------------------------------
 
 TEST(TolerancesTest, AFileOverridesTheDefaultsByName) {

@@ -115,6 +115,26 @@ TEST(ResultJsonTest, KeysAppearInTheDocumentedOrder) {
   EXPECT_EQ(keys_of(j["provenance"]), (std::vector<std::string>{"version", "fingerprint"}));
 }
 
+// The selector's parameters follow its name, only when it had any, keys as given (sorted).
+TEST(ResultJsonTest, SelectorParametersFollowTheSelectorWhenGiven) {
+  RunResult r = schd_dbg_like();
+  r.selector_params = R"({"b":1,"check_caller_idle":false})";
+  const ordered_json j = ordered_json::parse(to_text(r));
+  EXPECT_EQ(keys_of(j),
+            (std::vector<std::string>{"schema", "scenario", "topology", "selector",
+                                      "selector_params", "placement", "seed", "transactions",
+                                      "latency", "tiers", "counters", "process_counters",
+                                      "selection", "scheduler", "allocator", "provenance"}));
+  EXPECT_EQ(j["selector_params"].dump(), r.selector_params);
+  // The tier table's header shows them beside the selector.
+  std::ostringstream table;
+  print_tier_table(r, table);
+  EXPECT_EQ(table.str().rfind(
+                "scenario schd-dbg | selector fifo {\"b\":1,\"check_caller_idle\":false} |", 0),
+            0u)
+      << table.str();
+}
+
 TEST(ResultJsonTest, TextUsesTwoSpaceIndentAndEndsWithNewline) {
   // Pretty-printed with two spaces; one trailing newline.
   const std::string text = to_text(schd_dbg_like());

@@ -31,6 +31,14 @@ for selector in fifo ctabs ctabs-nudge; do
     fail "run schd-dbg --selector $selector" "$(head -c 300 "$TMP/err")"
   fi
 done
+# A selector with parameters records them.
+if "$BIN" run "$ROOT/scenarios/schd-dbg.json" --selector ctabs-nudge --set clients.0.iterations=100 \
+  --set kernel.selector_params.ctabs-nudge.check_caller_idle=false \
+  --out "$TMP/ctabs-nudge-unchecked.json" >/dev/null 2>"$TMP/err"; then
+  documents+=("$TMP/ctabs-nudge-unchecked.json")
+else
+  fail "run schd-dbg --selector ctabs-nudge with a parameter" "$(head -c 300 "$TMP/err")"
+fi
 
 # --- broken variants of the first document: each must fail the schema ------------------------
 # One file per defect, named after it; the Python below writes them.

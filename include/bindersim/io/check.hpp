@@ -48,6 +48,7 @@ struct ResultDocument {
   std::string scenario;
   std::string topology;
   std::string selector;
+  std::string selector_params;  // compact JSON text as RunResult writes it; "" for none
   std::string placement;
   std::uint64_t seed = 0;
   std::uint64_t completed = 0;
