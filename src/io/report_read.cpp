@@ -91,7 +91,9 @@ std::optional<SchedulerFields> read_scheduler(const JsonNode& root) {
 
 ReportPolicy policy_of_result(ResultDocument result, std::optional<SchedulerFields> scheduler) {
   ReportPolicy policy;
-  policy.label = result.selector;
+  // A selector run with parameters is another policy: they are part of its label.
+  policy.label = result.selector_params.empty() ? result.selector
+                                                : result.selector + " " + result.selector_params;
   policy.source = result.file;
   policy.scenario = result.scenario;
   policy.topology = result.topology;

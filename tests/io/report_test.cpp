@@ -211,6 +211,19 @@ TEST(ReportRead, ResultsAndCompareFilesInAnyMix) {
   EXPECT_EQ(data.compares[0].seeds, (std::vector<std::uint64_t>{1, 2}));
 }
 
+// A result whose selector had parameters is labelled with them, apart from its defaults' run.
+TEST(ReportRead, ParametersArePartOfAResultsLabel) {
+  stats::RunResult unchecked = default_run("ctabs-nudge");
+  unchecked.selector_params = R"({"check_caller_idle":false})";
+  const ReportData data =
+      read_report_documents({result_document(default_run("ctabs-nudge"), "patched.json"),
+                             result_document(unchecked, "unchecked.json")});
+  ASSERT_EQ(data.policies.size(), 2u);
+  EXPECT_EQ(data.policies[0].label, "ctabs-nudge");
+  EXPECT_EQ(data.policies[1].label, R"(ctabs-nudge {"check_caller_idle":false})");
+  EXPECT_EQ(data.policies[1].selector, "ctabs-nudge");
+}
+
 TEST(ReportRead, RepeatedLabelsAreMadeUnique) {
   // ctabs-nudge comes from a result file and from the compare file: both get their file name.
   // Two inputs of the same name are numbered.

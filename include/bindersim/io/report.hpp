@@ -79,17 +79,17 @@ struct ReportData {
 };
 
 // Reads result ("bindersim.result/1") and compare ("bindersim.compare/1") documents, in any
-// mix. A result adds one policy (labelled by its selector); a compare file adds one policy per
-// column (labelled by the column label, with the column's runs as seeds) and its summary
-// table. Labels that occur more than once get " (<file name>)" appended, then " #2", " #3"
-// for any still equal. Reading is strict: an unknown schema, a missing, unknown or mistyped
-// key, a run of a column that does not exist, a (column, seed) run listed twice or not at all,
-// a label that is empty or repeated, a seed listed twice, a run of another scenario, a negative
-// ci95, an unknown summary metric or a summary cell per column that does not match the columns
-// is a ConfigError "<file>: <json pointer>: expected X, got Y"; errors inside a compare file's
-// runs name the full pointer ("/runs/3/result/tiers/..."). Of a result's optional `scheduler`
-// object, the keys the report uses (governor, clusters, cpu_busy_share) are required and
-// checked; others are left to `bindersim check --exact`.
+// mix. A result adds one policy (labelled by its selector and its parameters, if any); a compare
+// file adds one policy per column (labelled by the column label, with the column's runs as seeds)
+// and its summary table. Labels that occur more than once get " (<file name>)" appended, then "
+// #2", " #3" for any still equal. Reading is strict: an unknown schema, a missing, unknown or
+// mistyped key, a run of a column that does not exist, a (column, seed) run listed twice or not at
+// all, a label that is empty or repeated, a seed listed twice, a run of another scenario, a
+// negative ci95, an unknown summary metric or a summary cell per column that does not match the
+// columns is a ConfigError "<file>: <json pointer>: expected X, got Y"; errors inside a compare
+// file's runs name the full pointer ("/runs/3/result/tiers/..."). Of a result's optional
+// `scheduler` object, the keys the report uses (governor, clusters, cpu_busy_share) are required
+// and checked; others are left to `bindersim check --exact`.
 ReportData read_report_documents(const std::vector<JsonDocument>& documents);
 // As read_report_documents(); a missing file or malformed JSON is a ConfigError naming it.
 ReportData read_report_files(const std::vector<std::filesystem::path>& paths);
