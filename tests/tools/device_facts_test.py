@@ -41,7 +41,10 @@ def run_cases(work):
         write(f"{root}/sys/devices/system/cpu/cpu4/core_ctl/{key}", value + "\n")
     write(f"{root}/sys/devices/system/cpu/cpu4/core_ctl/global_state",
           "CPU4\n\tCPU: 4\n\tOnline: 1\n\tIsolated: 0\n")
-    bench = os.path.join(work, "bin", "fake-binder-bench")
+    # The collector samples every process of the benchmark's name on the machine: a name of
+    # this test's own (15 characters at most, as /proc/PID/comm) keeps another run of the
+    # suite on the same machine out of its counts.
+    bench = os.path.join(work, "bin", f"fbench-{os.getpid()}"[:15])
     write(bench, "#!/bin/sh\n"
           "for w in 1 2 3; do (sleep 2; true) & done\n"
           "wait\n"
