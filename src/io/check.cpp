@@ -426,8 +426,11 @@ ResultDocument read_result(const JsonDocument& document) {
   doc.topology = root.required("topology").as_string();
   doc.selector = root.required("selector").as_string();
   if (const auto params = root.optional("selector_params")) {
-    if (!params->is_object()) params->fail_expected("an object of the selector's parameters");
-    if (!params->raw().empty()) doc.selector_params = params->raw().dump();
+    // Written only for a selector that had parameters: never empty.
+    if (!params->is_object() || params->raw().empty()) {
+      params->fail_expected("an object of the selector's parameters, not empty");
+    }
+    doc.selector_params = params->raw().dump();
   }
   doc.placement = root.required("placement").as_string();
   doc.seed = read_uint(root.required("seed"));

@@ -238,6 +238,7 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
     pooled.scenario = record.result.scenario;
     pooled.topology = record.result.topology;
     pooled.selector = record.result.selector;
+    pooled.selector_params = record.result.selector_params;
     pooled.placement = record.result.placement;
     pooled.version = record.result.version;
     pooled.clients_finished = true;
@@ -256,6 +257,12 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
     };
     differs("scenario", pooled.scenario, record.result.scenario);
     differs("topology", pooled.topology, record.result.topology);
+    if (pooled.selector_params != record.result.selector_params) {
+      const auto shown = [](const std::string& params) { return params.empty() ? "{}" : params; };
+      throw ConfigError(
+          file + ": /result/selector_params: expected " + shown(pooled.selector_params) +
+          " (as the other seeds of its column), got " + shown(record.result.selector_params));
+    }
     differs("provenance/version", pooled.version, record.result.version);
     differs("scheduler/governor", pooled.scheduler.governor, record.result.scheduler.governor);
     differs("allocator/lock", pooled.allocator.lock, record.result.allocator.lock);

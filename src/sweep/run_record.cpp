@@ -425,6 +425,7 @@ RunRecord read_run_record(const JsonNode& root) {
   r.scenario = document.scenario;
   r.topology = document.topology;
   r.selector = document.selector;
+  r.selector_params = document.selector_params;
   r.placement = document.placement;
   r.seed = document.seed;
   r.completed = document.completed;

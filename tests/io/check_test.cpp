@@ -502,16 +502,20 @@ TEST(CheckTest, SelectorParametersMustMatch) {
   EXPECT_EQ(row->result_text, R"({"check_caller_idle":false})");
 
   EXPECT_EQ(status_of(check(result, result), "selector_params"), CheckStatus::kOk);
-  json empty = baseline;
-  empty["selector_params"] = json::object();  // the same as none
-  const CheckReport same = check(empty, baseline);
-  EXPECT_TRUE(std::none_of(same.rows.begin(), same.rows.end(),
+  const CheckReport none = check(baseline, baseline);
+  EXPECT_TRUE(std::none_of(none.rows.begin(), none.rows.end(),
                            [](const CheckRow& r) { return r.metric == "selector_params"; }));
+  // The writer leaves the key out when there are none: an empty object is not a result's.
+  json empty = baseline;
+  empty["selector_params"] = json::object();
+  EXPECT_EQ(config_error([&] { read(empty); }),
+            "result.json: /selector_params: expected an object of the selector's parameters, not "
+            "empty, got an object");
   json bad = baseline;
   bad["selector_params"] = "check_caller_idle";
   EXPECT_EQ(config_error([&] { read(bad); }),
-            "result.json: /selector_params: expected an object of the selector's parameters, got "
-            "\"check_caller_idle\"");
+            "result.json: /selector_params: expected an object of the selector's parameters, not "
+            "empty, got \"check_caller_idle\"");
 }
 
 // ---- tolerance files ------------------------------------------------------------------------

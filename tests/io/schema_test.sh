@@ -71,6 +71,8 @@ broken("share-above-one", put(["tiers", "sched_other", "cross_cluster", "share"]
 broken("negative-share", put(["tiers", "sched_other", "same_core", "share"], -0.1))
 broken("extra-key", put(["latency", "p95_ns"], 1))
 broken("extra-top-level-key", put(["wall_clock_s"], 1.5))
+broken("selector-params-not-an-object", put(["selector_params"], "check_caller_idle=false"))
+broken("selector-params-empty", put(["selector_params"], {}))
 broken("missing-version", delete(["provenance", "version"]))
 broken("missing-counters", delete(["counters"]))
 broken("bad-fingerprint", put(["provenance", "fingerprint"], "3F9A0C41D2E7B856"))

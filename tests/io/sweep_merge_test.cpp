@@ -1,5 +1,6 @@
 // Exact merging of sweep runs: lossless histograms, run records, pooling across seeds,
 // missing runs and order independence.
+#include "../common/config_error.hpp"
 #include "bindersim/sweep/merge.hpp"
 
 #include <gtest/gtest.h>
@@ -290,6 +291,40 @@ std::string summary_text(const SweepSummary& summary) {
   std::ostringstream out;
   write_summary_json(summary, out);
   return out.str();
+}
+
+// A run whose selector had parameters keeps them through its record and into its column's
+// pooled result; seeds of one column that disagree on them are refused.
+TEST(SweepMergerTest, SelectorParametersSurviveTheRecordAndThePooling) {
+  const std::string params = R"({"check_caller_idle":false})";
+  SweepMerger merger;
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+    const RunSpec run = make_run(seed - 1, "ctabs-nudge", seed, 16);
+    stats::RunResult result = make_result("ctabs-nudge", seed, 3, 100'000, seed);
+    result.selector_params = params;
+    const std::string text = record_text(run, result);
+    const RunRecord back = read_record(text);
+    EXPECT_EQ(back.result.selector_params, params);
+    EXPECT_EQ(record_text(back.run, back.result), text);
+    merger.add(back, "r" + std::to_string(seed) + ".json");
+  }
+  const SweepSummary summary = std::move(merger).finish();
+  ASSERT_EQ(summary.points.size(), 1u);
+  ASSERT_TRUE(summary.points[0].columns.at(0).pooled.has_value());
+  EXPECT_EQ(summary.points[0].columns[0].pooled->selector_params, params);
+  EXPECT_NE(summary_text(summary).find(R"("selector_params": {)"), std::string::npos);
+
+  SweepMerger mixed;
+  stats::RunResult with = make_result("ctabs-nudge", 1, 3, 100'000, 1);
+  with.selector_params = params;
+  mixed.add(read_record(record_text(make_run(0, "ctabs-nudge", 1, 16), with)), "a.json");
+  const std::string message = testing::error_of([&] {
+    mixed.add(read_record(record_text(make_run(1, "ctabs-nudge", 2, 16),
+                                      make_result("ctabs-nudge", 2, 3, 100'000, 2))),
+              "b.json");
+  });
+  EXPECT_EQ(message, "b.json: /result/selector_params: expected " + params +
+                         " (as the other seeds of its column), got {}");
 }
 
 TEST(SweepMergerTest, PoolsCallsAcrossSeedsInsteadOfAveraging) {
