@@ -347,7 +347,11 @@ def load_against(path):
                                 f"{values!r}")
             tiers_found.setdefault(cls, {})[tier] = values
     if "scenario" in document:
-        label = (f"bindersim: {document.get('scenario')}, selector {document.get('selector')}, "
+        selector = document.get("selector")
+        params = document.get("selector_params")
+        if isinstance(params, dict) and params:
+            selector = f"{selector} {json.dumps(params, sort_keys=True, separators=(',', ':'))}"
+        label = (f"bindersim: {document.get('scenario')}, selector {selector}, "
                  f"seed {document.get('seed')}")
     else:
         label = "another trace"

@@ -93,6 +93,17 @@ def run_cases(work):
     check(done.returncode == 0 and re.search(r"\s[+-](?!0\.0)\d+\.\d\s",
                                              done.stdout.split("against")[-1]),
           f"against another seed: no share moved:\n{done.stdout}")
+    # A result whose selector had parameters is named with them.
+    with open(os.path.join(work, "other.json")) as f:
+        with_params = json.load(f)
+    with_params["selector_params"] = {"check_caller_idle": False}
+    with open(os.path.join(work, "params.json"), "w") as f:
+        json.dump(with_params, f)
+    done = subprocess.run([sys.executable, TOOL, schd_trace, "--against",
+                           os.path.join(work, "params.json")], capture_output=True, text=True)
+    check(done.returncode == 0 and
+          'selector fifo {"check_caller_idle":false}, seed 2' in done.stdout,
+          f"against a result with selector parameters:\n{done.stdout}{done.stderr}")
 
     # --callers keeps the calls of matching threads and counts the others apart.
     for pattern, kept in (("^client", schd["transactions"]["completed"]), ("^server", 0)):
