@@ -42,6 +42,10 @@ Selection CtabsSelector::do_select(const SelectionRequest& request, const Machin
   return selection;
 }
 
+std::string CtabsSelector::non_default_params() const {
+  return nudge_ == Nudge::kAlways ? R"({"check_caller_idle":false})" : "";
+}
+
 std::unique_ptr<Selector> make_ctabs_selector(const JsonNode* params) {
   expect_no_params(params);
   return std::make_unique<CtabsSelector>(CtabsSelector::Nudge::kOff);

@@ -109,10 +109,7 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   result.version = BINDERSIM_VERSION;
 
   auto selector = workload::create_selector(registry, result.selector, scenario.kernel);
-  if (const auto params = scenario.kernel.selector_params.find(result.selector);
-      params != scenario.kernel.selector_params.end() && !params->second.value.empty()) {
-    result.selector_params = params->second.value.dump();  // null and {} are empty()
-  }
+  result.selector_params = selector->non_default_params();
   auto placement = sched::make_placement(result.placement);
 
   engine::SimContext context(topology, result.seed);

@@ -146,6 +146,14 @@ else
   fail "ctabs-nudge's check_caller_idle=false applies the nudges the patch declines" \
     "exit $rc_patched/$rc_unchecked/$rc: $(head -c 300 "$TMP/err")"
 fi
+# A default spelled out is no parameter at all: the same result, byte for byte.
+run run "$SCENARIO" "${SHORT_RUN[@]}" --selector ctabs-nudge --set "$PARAM=true" \
+  --out "$TMP/nudge-explicit.json"
+if [[ $rc -eq 0 ]] && cmp -s "$TMP/nudge-patched.json" "$TMP/nudge-explicit.json"; then
+  pass "ctabs-nudge with check_caller_idle=true spelled out gives the default's result"
+else
+  fail "ctabs-nudge with check_caller_idle=true spelled out gives the default's result" "exit $rc"
+fi
 # The result records the parameters, and check holds them to the baseline's.
 run check "$TMP/nudge-unchecked.json" --baseline "$TMP/nudge-patched.json"
 if [[ $rc -eq 1 ]] && grep -qE '^selector_params .*\{\}.*check_caller_idle.*false' "$TMP/out"; then

@@ -179,6 +179,18 @@ TEST_P(SelectorConformance, CountsAddUp) {
 
 // Every policy takes null and {} (its defaults); a key it does not know or a non-object is a
 // ConfigError naming the file and the JSON pointer.
+// A policy built with its defaults reports no parameters; one built from the parameters it
+// reports reports them again (a result's selector_params rebuild the policy that ran).
+TEST_P(SelectorConformance, ReportedParamsRebuildThePolicy) {
+  EXPECT_EQ(registry_.create(name())->non_default_params(), "");
+  const std::string reported = make()->non_default_params();
+  if (reported.empty()) return;
+  EXPECT_EQ(nlohmann::json::parse(reported).dump(), reported);  // compact, keys sorted
+  const JsonDocument document = JsonDocument::parse_text(reported, "result.json");
+  const JsonNode params = document.root();
+  EXPECT_EQ(registry_.create(name(), &params)->non_default_params(), reported);
+}
+
 TEST_P(SelectorConformance, UnknownParamsAreRejected) {
   const JsonDocument document = JsonDocument::parse_text(
       R"({"empty": {}, "none": null, "keyed": {"depth": 2}, "number": 3})", "scenario.json");

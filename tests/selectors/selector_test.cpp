@@ -207,7 +207,11 @@ TEST_F(SelectorTest, NudgeWithoutTheIdleCheck) {
   }
   EXPECT_EQ(unchecked->counts().nudges_declined, 0u);
 
+  // What a result records: the parameters that differ from the defaults.
+  EXPECT_EQ(unchecked->non_default_params(), R"({"check_caller_idle":false})");
+
   auto patched = registry_.create("ctabs-nudge", &on);
+  EXPECT_EQ(patched->non_default_params(), "");
   EXPECT_EQ(run(*patched, {0, 6}, 5, /*caller_idle=*/true).preferred_cpu, 5);
   EXPECT_TRUE(run(*patched, {0, 6}, 5, /*caller_idle=*/false).nudge_declined);
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "bindersim/selectors/selector.hpp"
@@ -34,6 +35,7 @@ class CtabsSelector final : public Selector {
   explicit CtabsSelector(Nudge nudge);
 
   bool nudges() const { return nudge_ != Nudge::kOff; }
+  std::string non_default_params() const override;
 
  protected:
   Selection do_select(const SelectionRequest& request, const MachineView& machine) override;

@@ -83,6 +83,12 @@ class Selector {
   // Logger for debug-level decision records; nullptr (the default) logs nothing.
   void set_logger(std::shared_ptr<spdlog::logger> logger) { logger_ = std::move(logger); }
 
+  // The parameters in which this policy differs from its defaults, as a compact JSON object
+  // with sorted keys (what a result records as selector_params); "" when it runs with its
+  // defaults, whether or not they were spelled out. A policy with parameters overrides it; its
+  // factory must build an equal policy from this text.
+  virtual std::string non_default_params() const { return ""; }
+
  protected:
   explicit Selector(std::string name) : name_(std::move(name)) {}
   virtual Selection do_select(const SelectionRequest& request, const MachineView& machine) = 0;

@@ -150,8 +150,8 @@ struct RunResult {
   std::string scenario;
   std::string topology;
   std::string selector;
-  // The parameters the selector was built with (the scenario's kernel.selector_params entry for
-  // it) as compact JSON text, keys sorted; "" when it had none (none given, null or {}).
+  // The parameters in which the selector differed from its defaults
+  // (Selector::non_default_params()): compact JSON text, keys sorted; "" with its defaults.
   std::string selector_params;
   std::string placement;
   std::uint64_t seed = 0;
