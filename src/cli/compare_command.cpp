@@ -301,6 +301,8 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
           "most {} (a sweep runs larger grids: bindersim sweep expand)",
           columns, num_seeds, columns * num_seeds, kMaxRuns));
     }
+    // Each column's selector and the parameters in which it differs from its defaults.
+    std::vector<std::pair<std::string, std::string>> policies;
     for (const auto& selector_name : selector_names) {
       for (std::size_t v = 0; v < num_values; ++v) {
         ColumnPlan plan;
@@ -316,7 +318,9 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         plan.options.selector = selector_name;
         plan.options.placement = placement;
         const std::string selector = selector_name.value_or(plan.scenario.kernel.selector);
-        registry.create(selector);
+        policies.emplace_back(selector,
+                              workload::create_selector(registry, selector, plan.scenario.kernel)
+                                  ->non_default_params());
         sched::make_placement(placement.value_or(plan.scenario.kernel.placement));
 
         io::CompareColumn& column = plan.column;
@@ -335,15 +339,26 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         plans.push_back(std::move(plan));
       }
     }
-    // A parameter of a selector that no column runs cannot tell the columns apart.
-    if (constexpr std::string_view kParams = "kernel.selector_params.";
-        vary && vary->key.starts_with(kParams)) {
-      const std::string rest = vary->key.substr(kParams.size());
-      const std::string selector = rest.substr(0, rest.find('.'));
-      const auto runs_it = [&](const ColumnPlan& plan) { return plan.column.selector == selector; };
-      if (std::none_of(plans.begin(), plans.end(), runs_it)) {
-        throw ConfigError("--vary " + vary->key + ": no column runs " + quote_text(selector) +
-                          ", so its columns would be alike; choose it with --selectors");
+    // A --vary within the selectors' parameters that changes no column's policy (the parameters
+    // of a selector no column runs, or a default spelled out) would give columns that are alike.
+    if (vary && workload::paths_overlap(vary->key, "kernel.selector_params") &&
+        vary->key != "kernel") {
+      bool changes = false;
+      std::vector<std::string> selectors;
+      for (std::size_t i = 0; i < policies.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+          changes = changes || (policies[i].first == policies[j].first &&
+                                policies[i].second != policies[j].second);
+        }
+        if (std::find(selectors.begin(), selectors.end(), policies[i].first) == selectors.end()) {
+          selectors.push_back(policies[i].first);
+        }
+      }
+      if (!changes) {
+        throw ConfigError("--vary " + vary->key + ": it changes the parameters of no column's " +
+                          "selector (" + name_list(selectors) +
+                          "), so the columns would be alike; choose the selector it sets with "
+                          "--selectors");
       }
     }
     if (vm.count("out")) {

@@ -186,8 +186,20 @@ check "a --vary around a --set's path is refused too" grep -qx -- 'bindersim com
   "$TMP/err"
 run compare "$SCENARIO" "${FAST[@]}" --selectors fifo,ctabs \
   --vary kernel.selector_params.ctabs-nudge.check_caller_idle=true,false
-check "a --vary of the parameters of a selector no column runs is refused" grep -qx -- 'bindersim compare: --vary kernel.selector_params.ctabs-nudge.check_caller_idle: no column runs "ctabs-nudge", so its columns would be alike; choose it with --selectors' \
+check "a --vary of the parameters of a selector no column runs is refused" grep -qx -- "bindersim compare: --vary kernel.selector_params.ctabs-nudge.check_caller_idle: it changes the parameters of no column's selector (fifo, ctabs), so the columns would be alike; choose the selector it sets with --selectors" \
   "$TMP/err"
+run compare "$SCENARIO" "${FAST[@]}" --selectors fifo \
+  --vary 'kernel.selector_params={},{"ctabs-nudge":{"check_caller_idle":false}}'
+check "so is a --vary of the whole parameters object that changes no column's" grep -q -- \
+  "it changes the parameters of no column's selector (fifo)" "$TMP/err"
+run compare "$SCENARIO" "${FAST[@]}" --selectors ctabs-nudge \
+  --vary 'kernel.selector_params.ctabs-nudge={},{"check_caller_idle":true}'
+check "so is a --vary between a default and the same default spelled out" grep -q -- \
+  "it changes the parameters of no column's selector (ctabs-nudge)" "$TMP/err"
+run compare "$SCENARIO" "${FAST[@]}" --selectors fifo,ctabs-nudge \
+  --vary kernel.selector_params.ctabs-nudge.check_caller_idle=true,false
+check "a --vary that changes one column's selector runs (fifo's columns as baselines)" \
+  test "$rc" -eq 0
 run compare "$SCENARIO" --selectors nosuch
 check "an unknown selector lists the valid ones" grep -q 'valid selectors: fifo' "$TMP/err"
 check "an unknown selector names the option" grep -q -- '--selectors: unknown selector' "$TMP/err"
