@@ -26,6 +26,7 @@
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
+#include "bindersim/selectors/selector.hpp"
 #include "bindersim/sim/simulation.hpp"
 #include "bindersim/stats/summary.hpp"
 #include "bindersim/topology/topology.hpp"

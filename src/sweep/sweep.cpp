@@ -16,6 +16,7 @@
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
+#include "bindersim/selectors/selector.hpp"
 #include "bindersim/topology/topology.hpp"
 #include "bindersim/workload/overrides.hpp"
 #include "bindersim/workload/scenario.hpp"
@@ -392,14 +393,37 @@ std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorR
   // Each axis value on its own first, so that an error names the value at fault.
   for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
     const Axis& axis = sweep.axes[a];
+    // An axis within the selectors' parameters must change some selector's: the parameters
+    // other than the defaults of each selector the sweep runs, by axis value.
+    const bool of_selector_params =
+        std::all_of(axis.keys.begin(), axis.keys.end(), [](const std::string& key) {
+          return key != "kernel" && workload::paths_overlap(key, "kernel.selector_params");
+        });
+    std::map<std::string, std::set<std::string>> params_by_selector;
     for (std::size_t v = 0; v < axis.values.size(); ++v) {
       std::vector<NamedValue> overrides = sweep.set;
       for (const std::string& key : axis.keys) overrides.emplace_back(key, axis.values[v]);
       try {
-        load(overrides);
+        const workload::Scenario scenario = load(overrides);
+        if (!of_selector_params) continue;
+        const std::vector<std::string> own = {scenario.kernel.selector};
+        for (const std::string& selector : sweep.selectors.empty() ? own : sweep.selectors) {
+          if (!registry.contains(selector)) continue;  // reported at /selectors below
+          params_by_selector[selector].insert(
+              workload::create_selector(registry, selector, scenario.kernel)->non_default_params());
+        }
       } catch (const ConfigError& error) {
         fail_at("/axes/" + std::to_string(a) + "/values/" + std::to_string(v), error.what());
       }
+    }
+    const auto changed = [](const auto& entry) { return entry.second.size() > 1; };
+    if (of_selector_params && !params_by_selector.empty() &&
+        std::none_of(params_by_selector.begin(), params_by_selector.end(), changed)) {
+      std::vector<std::string> names;
+      for (const auto& entry : params_by_selector) names.push_back(entry.first);
+      fail_at("/axes/" + std::to_string(a),
+              "it changes the parameters of no selector the sweep runs (" + name_list(names) +
+                  "), so its points would be alike");
     }
   }
   for (std::size_t s = 0; s < sweep.selectors.size(); ++s) {

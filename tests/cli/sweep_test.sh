@@ -156,6 +156,14 @@ points = json.load(open(sys.argv[1]))["points"]
 sys.exit([p["columns"][0]["pooled"].get("selector_params") for p in points] !=
          [None, {"check_caller_idle": False}])' "$TMP/params-summary.json"
 
+# An axis of the parameters of a selector the sweep does not run would repeat its points.
+sed 's/"selectors": \["ctabs-nudge"\]/"selectors": ["fifo", "ctabs"]/' "$TMP/params.json" \
+  >"$TMP/params-unused.json"
+run sweep expand "$TMP/params-unused.json"
+check "an axis that changes no selector's parameters is refused" grep -qxF -- \
+  "bindersim sweep expand: $TMP/params-unused.json: /axes/0: it changes the parameters of no selector the sweep runs (ctabs, fifo), so its points would be alike" \
+  "$TMP/err"
+
 # --- control characters in axis values ---------------------------------------------------------
 # A string value with a newline or an escape is printed escaped in progress lines and titles.
 cat >"$TMP/control.json" <<'JSON'
