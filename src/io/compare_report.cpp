@@ -99,34 +99,6 @@ std::string distinct_joined(const CompareReport& report, Field field) {
   return out;
 }
 
-// The override paths whose value is not the same in every column (compare's --vary key), in
-// order of first appearance, joined by ", ". (A sweep's tables name their axes in their own
-// heading lines.)
-std::string varied_paths(const CompareReport& report) {
-  std::vector<std::string> paths;
-  const auto value_in = [](const CompareColumn& column,
-                           const std::string& path) -> const nlohmann::ordered_json* {
-    for (const auto& [p, value] : column.overrides) {
-      if (p == path) return &value;
-    }
-    return nullptr;
-  };
-  for (const CompareColumn& column : report.columns) {
-    for (const auto& [path, value] : column.overrides) {
-      if (std::find(paths.begin(), paths.end(), path) != paths.end()) continue;
-      const bool varies = std::any_of(report.columns.begin(), report.columns.end(),
-                                      [&](const CompareColumn& other) {
-                                        const nlohmann::ordered_json* v = value_in(other, path);
-                                        return v == nullptr || *v != value;
-                                      });
-      if (varies) paths.push_back(path);
-    }
-  }
-  std::string out;
-  for (const std::string& path : paths) out += (out.empty() ? "" : ", ") + path;
-  return out;
-}
-
 std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
   if (seeds.empty()) return "seeds none";
   if (seeds.size() == 1) return fmt::format("seed {}", seeds[0]);
@@ -155,6 +127,31 @@ std::string report_placement(const CompareReport& report) {
   return distinct_joined(report, &CompareColumn::placement);
 }
 
+std::string report_varied_paths(const CompareReport& report) {
+  std::vector<std::string> paths;
+  const auto value_in = [](const CompareColumn& column,
+                           const std::string& path) -> const nlohmann::ordered_json* {
+    for (const auto& [p, value] : column.overrides) {
+      if (p == path) return &value;
+    }
+    return nullptr;
+  };
+  for (const CompareColumn& column : report.columns) {
+    for (const auto& [path, value] : column.overrides) {
+      if (std::find(paths.begin(), paths.end(), path) != paths.end()) continue;
+      const bool varies = std::any_of(report.columns.begin(), report.columns.end(),
+                                      [&](const CompareColumn& other) {
+                                        const nlohmann::ordered_json* v = value_in(other, path);
+                                        return v == nullptr || *v != value;
+                                      });
+      if (varies) paths.push_back(path);
+    }
+  }
+  std::string out;
+  for (const std::string& path : paths) out += (out.empty() ? "" : ", ") + path;
+  return out;
+}
+
 void print_compare_table(const CompareReport& report, std::ostream& out) {
   const std::size_t num_columns = report.columns.size();
   // Names may come from input files (sweep merge reads them from run records): control
@@ -163,7 +160,7 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
                      console_text(report_topology(report)), console_text(report_placement(report)),
                      seeds_text(report.seeds));
   // What the columns' values in the labels are values of.
-  if (const std::string varied = varied_paths(report); !varied.empty()) {
+  if (const std::string varied = report_varied_paths(report); !varied.empty()) {
     out << " | varies " << console_text(varied);
   }
   out << "\n";

@@ -790,9 +790,10 @@ std::string cpu_section(const ReportData& data) {
 
 std::string compare_table(const ReportCompareTable& table, std::size_t index) {
   std::string html = fmt::format(
-      "<h3>{}</h3>\n<p class=\"meta\">scenario {} · topology {} · seeds {} · {} column(s)</p>\n",
+      "<h3>{}</h3>\n<p class=\"meta\">scenario {} · topology {} · seeds {} · {} column(s){}</p>\n",
       html_escape(table.source), html_escape(table.scenario), html_escape(table.topology),
-      html_escape(seeds_text(table.seeds)), table.columns.size());
+      html_escape(seeds_text(table.seeds)), table.columns.size(),
+      table.varies.empty() ? "" : " · varies " + html_escape(table.varies));
   html += fmt::format(
       "<div class=\"table-wrap\"><table id=\"table-compare-{}\" class=\"compare-table\">\n"
       "<thead><tr><th>metric</th><th>unit</th>",

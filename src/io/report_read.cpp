@@ -171,6 +171,7 @@ void read_compare(const JsonDocument& document, ReportData& data) {
   }
 
   std::vector<ReportPolicy> policies;
+  CompareReport overrides_only;  // the columns' overrides, for report_varied_paths()
   // The scenario name each column's runs carry: the document's, or the column's override of
   // "name" (compare --vary name=...).
   std::vector<std::string> run_scenarios;
@@ -190,7 +191,9 @@ void read_compare(const JsonDocument& document, ReportData& data) {
     const JsonNode overrides = c.required("overrides");
     if (!overrides.is_object()) overrides.fail_expected("an object");
     std::string run_scenario = table.scenario;
+    CompareColumn& with_overrides = overrides_only.columns.emplace_back();
     for (const auto& [key, value] : overrides.raw().items()) {
+      with_overrides.overrides.emplace_back(key, nlohmann::ordered_json::parse(value.dump()));
       if (!policy.overrides.empty()) policy.overrides += ", ";
       policy.overrides += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
       if (key == "name" && value.is_string()) run_scenario = value.get<std::string>();
@@ -201,6 +204,7 @@ void read_compare(const JsonDocument& document, ReportData& data) {
     run_scenarios.push_back(std::move(run_scenario));
   }
   if (policies.empty()) columns.fail("expected at least one column, got none");
+  table.varies = report_varied_paths(overrides_only);
 
   // Where each (column, seed) was listed: every run is listed once.
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> listed;

@@ -224,6 +224,22 @@ TEST(ReportRead, ParametersArePartOfAResultsLabel) {
   EXPECT_EQ(data.policies[1].selector, "ctabs-nudge");
 }
 
+// A compare table names the override path its columns vary, as the console table does; none
+// when every column shares its overrides.
+TEST(ReportRead, CompareTablesNameTheVariedPath) {
+  const ReportData plain =
+      read_report_documents({compare_document(three_column_report(), "cmp.json")});
+  ASSERT_EQ(plain.compares.size(), 1u);
+  EXPECT_EQ(plain.compares[0].varies, "");
+  EXPECT_EQ(html_of(plain).find(" · varies "), std::string::npos);
+
+  CompareReport varied = three_column_report();
+  varied.columns[2].overrides.emplace_back("kernel.alloc_lock", "spinlock");
+  const ReportData data = read_report_documents({compare_document(varied, "cmp.json")});
+  EXPECT_EQ(data.compares.at(0).varies, "kernel.alloc_lock");
+  EXPECT_NE(html_of(data).find("3 column(s) · varies kernel.alloc_lock</p>"), std::string::npos);
+}
+
 TEST(ReportRead, RepeatedLabelsAreMadeUnique) {
   // ctabs-nudge comes from a result file and from the compare file: both get their file name.
   // Two inputs of the same name are numbered.

@@ -56,6 +56,9 @@ struct CompareReport {
 // The topologies (or placements) of the columns, distinct ones in column order joined by ",".
 std::string report_topology(const CompareReport& report);
 std::string report_placement(const CompareReport& report);
+// The override paths whose value is not the same in every column (compare's --vary key), in
+// order of first appearance, joined by ", "; "" when the columns share every override.
+std::string report_varied_paths(const CompareReport& report);
 
 // The console table: a header line (scenario, topology, placement, seeds, and the override paths
 // whose values differ between the columns, "varies a.b, c"), a heading row, one row per

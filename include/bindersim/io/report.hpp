@@ -68,7 +68,8 @@ struct ReportCompareTable {
   std::string scenario;
   std::string topology;
   std::vector<std::uint64_t> seeds;
-  std::vector<std::string> columns;    // labels as in the file
+  std::vector<std::string> columns;  // labels as in the file
+  std::string varies;  // report_varied_paths() of the columns: what their --vary values are of
   std::vector<ReportCompareRow> rows;  // in the compare report's metric order
 };
 
