@@ -10,9 +10,11 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -302,8 +304,9 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
           "most {} (a sweep runs larger grids: bindersim sweep expand)",
           columns, num_seeds, columns * num_seeds, kMaxRuns));
     }
-    // Each column's selector and the parameters in which it differs from its defaults.
-    std::vector<std::pair<std::string, std::string>> policies;
+    // Of each selector the columns run, the parameters in which its columns differ from its
+    // defaults.
+    std::map<std::string, std::set<std::string>> params_by_selector;
     for (const auto& selector_name : selector_names) {
       for (std::size_t v = 0; v < num_values; ++v) {
         ColumnPlan plan;
@@ -319,9 +322,9 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
         plan.options.selector = selector_name;
         plan.options.placement = placement;
         const std::string selector = selector_name.value_or(plan.scenario.kernel.selector);
-        policies.emplace_back(selector,
-                              workload::create_selector(registry, selector, plan.scenario.kernel)
-                                  ->non_default_params());
+        params_by_selector[selector].insert(
+            workload::create_selector(registry, selector, plan.scenario.kernel)
+                ->non_default_params());
         sched::make_placement(placement.value_or(plan.scenario.kernel.placement));
 
         io::CompareColumn& column = plan.column;
@@ -344,18 +347,10 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     // of a selector no column runs, or a default spelled out) would give columns that are alike.
     if (vary && workload::paths_overlap(vary->key, "kernel.selector_params") &&
         vary->key != "kernel") {
-      bool changes = false;
-      std::vector<std::string> selectors;
-      for (std::size_t i = 0; i < policies.size(); ++i) {
-        for (std::size_t j = 0; j < i; ++j) {
-          changes = changes || (policies[i].first == policies[j].first &&
-                                policies[i].second != policies[j].second);
-        }
-        if (std::find(selectors.begin(), selectors.end(), policies[i].first) == selectors.end()) {
-          selectors.push_back(policies[i].first);
-        }
-      }
-      if (!changes) {
+      const auto changed = [](const auto& entry) { return entry.second.size() > 1; };
+      if (std::none_of(params_by_selector.begin(), params_by_selector.end(), changed)) {
+        std::vector<std::string> selectors;
+        for (const auto& entry : params_by_selector) selectors.push_back(entry.first);
         throw ConfigError("--vary " + vary->key + ": it changes the parameters of no column's " +
                           "selector (" + name_list(selectors) +
                           "), so the columns would be alike; choose the selector it sets with "

@@ -186,7 +186,7 @@ check "a --vary around a --set's path is refused too" grep -qx -- 'bindersim com
   "$TMP/err"
 run compare "$SCENARIO" "${FAST[@]}" --selectors fifo,ctabs \
   --vary kernel.selector_params.ctabs-nudge.check_caller_idle=true,false
-check "a --vary of the parameters of a selector no column runs is refused" grep -qx -- "bindersim compare: --vary kernel.selector_params.ctabs-nudge.check_caller_idle: it changes the parameters of no column's selector (fifo, ctabs), so the columns would be alike; choose the selector it sets with --selectors" \
+check "a --vary of the parameters of a selector no column runs is refused" grep -qx -- "bindersim compare: --vary kernel.selector_params.ctabs-nudge.check_caller_idle: it changes the parameters of no column's selector (ctabs, fifo), so the columns would be alike; choose the selector it sets with --selectors" \
   "$TMP/err"
 run compare "$SCENARIO" "${FAST[@]}" --selectors fifo \
   --vary 'kernel.selector_params={},{"ctabs-nudge":{"check_caller_idle":false}}'
