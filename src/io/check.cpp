@@ -426,7 +426,7 @@ ResultDocument read_result(const JsonDocument& document) {
   doc.topology = root.required("topology").as_string();
   doc.selector = root.required("selector").as_string();
   if (const auto params = root.optional("selector_params")) {
-    // Written only for a selector that had parameters: never empty.
+    // Written only for a selector that ran with parameters other than its defaults: never empty.
     if (!params->is_object() || params->raw().empty()) {
       params->fail_expected("an object of the selector's parameters, not empty");
     }
