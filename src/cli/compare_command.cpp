@@ -10,11 +10,9 @@
 #include <functional>
 #include <iostream>
 #include <limits>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -306,7 +304,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     }
     // Of each selector the columns run, the parameters in which its columns differ from its
     // defaults.
-    std::map<std::string, std::set<std::string>> params_by_selector;
+    workload::ParamsBySelector params_by_selector;
     for (const auto& selector_name : selector_names) {
       for (std::size_t v = 0; v < num_values; ++v) {
         ColumnPlan plan;
@@ -345,14 +343,10 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     }
     // A --vary within the selectors' parameters that changes no column's policy (the parameters
     // of a selector no column runs, or a default spelled out) would give columns that are alike.
-    if (vary && workload::paths_overlap(vary->key, "kernel.selector_params") &&
-        vary->key != "kernel") {
-      const auto changed = [](const auto& entry) { return entry.second.size() > 1; };
-      if (std::none_of(params_by_selector.begin(), params_by_selector.end(), changed)) {
-        std::vector<std::string> selectors;
-        for (const auto& entry : params_by_selector) selectors.push_back(entry.first);
+    if (vary && workload::within_selector_params(vary->key)) {
+      if (const auto selectors = workload::unchanged_selectors(params_by_selector)) {
         throw ConfigError("--vary " + vary->key + ": it changes the parameters of no column's " +
-                          "selector (" + name_list(selectors) +
+                          "selector (" + *selectors +
                           "), so the columns would be alike; choose the selector it sets with "
                           "--selectors");
       }

@@ -396,10 +396,8 @@ std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorR
     // An axis within the selectors' parameters must change some selector's: the parameters
     // other than the defaults of each selector the sweep runs, by axis value.
     const bool of_selector_params =
-        std::all_of(axis.keys.begin(), axis.keys.end(), [](const std::string& key) {
-          return key != "kernel" && workload::paths_overlap(key, "kernel.selector_params");
-        });
-    std::map<std::string, std::set<std::string>> params_by_selector;
+        std::all_of(axis.keys.begin(), axis.keys.end(), workload::within_selector_params);
+    workload::ParamsBySelector params_by_selector;
     for (std::size_t v = 0; v < axis.values.size(); ++v) {
       std::vector<NamedValue> overrides = sweep.set;
       for (const std::string& key : axis.keys) overrides.emplace_back(key, axis.values[v]);
@@ -416,14 +414,11 @@ std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorR
         fail_at("/axes/" + std::to_string(a) + "/values/" + std::to_string(v), error.what());
       }
     }
-    const auto changed = [](const auto& entry) { return entry.second.size() > 1; };
-    if (of_selector_params && !params_by_selector.empty() &&
-        std::none_of(params_by_selector.begin(), params_by_selector.end(), changed)) {
-      std::vector<std::string> names;
-      for (const auto& entry : params_by_selector) names.push_back(entry.first);
+    if (const auto selectors = workload::unchanged_selectors(params_by_selector)) {
       fail_at("/axes/" + std::to_string(a),
-              "it changes the parameters of no selector the sweep runs (" + name_list(names) +
-                  "), so its points would be alike");
+              "it changes the parameters of no selector the sweep "
+              "runs (" +
+                  *selectors + "), so its points would be alike");
     }
   }
   for (std::size_t s = 0; s < sweep.selectors.size(); ++s) {

@@ -314,6 +314,20 @@ std::map<std::string, SelectorParams> read_selector_params(
 
 }  // namespace
 
+bool within_selector_params(std::string_view path) {
+  constexpr std::string_view kParams = "kernel.selector_params";
+  return path.starts_with(kParams) &&
+         (path.size() == kParams.size() || path[kParams.size()] == '.');
+}
+
+std::optional<std::string> unchanged_selectors(const ParamsBySelector& params) {
+  const auto changed = [](const auto& entry) { return entry.second.size() > 1; };
+  if (params.empty() || std::any_of(params.begin(), params.end(), changed)) return std::nullopt;
+  std::vector<std::string> names;
+  for (const auto& entry : params) names.push_back(entry.first);
+  return name_list(names);
+}
+
 std::unique_ptr<selectors::Selector> create_selector(const selectors::SelectorRegistry& registry,
                                                      const std::string& name,
                                                      const KernelSpec& kernel) {

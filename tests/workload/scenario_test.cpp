@@ -595,6 +595,19 @@ TEST_F(ScenarioTest, SelectorParamsAreCheckedAndUsed) {
             0u);
 }
 
+// What a --vary or a sweep axis of selector parameters is judged by: the key lies within
+// kernel.selector_params, and some selector takes more than one set of parameters over it.
+TEST(SelectorParamsVaryTest, WithinTheKeyAndUnchangedSelectors) {
+  EXPECT_TRUE(within_selector_params("kernel.selector_params"));
+  EXPECT_TRUE(within_selector_params("kernel.selector_params.ctabs-nudge.check_caller_idle"));
+  EXPECT_FALSE(within_selector_params("kernel"));
+  EXPECT_FALSE(within_selector_params("kernel.selector"));
+  EXPECT_FALSE(within_selector_params("kernel.selector_paramsx"));
+  EXPECT_EQ(unchanged_selectors({}), std::nullopt);
+  EXPECT_EQ(unchanged_selectors({{"fifo", {""}}, {"ctabs", {""}}}), "ctabs, fifo");
+  EXPECT_EQ(unchanged_selectors({{"fifo", {""}}, {"ctabs-nudge", {"", "{}"}}}), std::nullopt);
+}
+
 TEST_F(ScenarioTest, BackgroundTaskWithoutProcessCannotCall) {
   const nlohmann::json call = {{"op", "call"}, {"target", "server"}};
   EXPECT_EQ(error_after([&](auto& s) { s["background"][0]["iteration"].push_back(call); }),

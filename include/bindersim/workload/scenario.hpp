@@ -8,7 +8,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bindersim/binder/driver.hpp"
@@ -165,6 +167,17 @@ topology::Topology load_topology(const Scenario& scenario,
 std::unique_ptr<selectors::Selector> create_selector(const selectors::SelectorRegistry& registry,
                                                      const std::string& name,
                                                      const KernelSpec& kernel);
+
+// Whether the dotted override `path` is kernel.selector_params or lies inside it.
+bool within_selector_params(std::string_view path);
+
+// Of each selector a comparison runs, the distinct non_default_params() its runs take across
+// the values of one --vary or sweep axis within kernel.selector_params.
+using ParamsBySelector = std::map<std::string, std::set<std::string>>;
+// The names of those selectors joined by ", " when none of them runs with more than one set of
+// parameters, so that the values would give runs that are alike; nullopt otherwise (or when
+// there are none).
+std::optional<std::string> unchanged_selectors(const ParamsBySelector& params);
 
 // Parses a scenario document; every error is a ConfigError naming the file and JSON pointer.
 // Selector names are checked against `selectors`.
