@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/hash.hpp"
 #include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/result_json.hpp"
 

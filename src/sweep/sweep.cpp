@@ -12,6 +12,7 @@
 
 #include "bindersim/common/data_file.hpp"
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/hash.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/sched/placement.hpp"
@@ -161,15 +162,6 @@ std::size_t value_hash(const json& value) {
 }
 
 }  // namespace
-
-std::uint64_t fnv1a64(std::string_view bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const char c : bytes) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
 
 std::string value_label(const json& value) {
   return value.is_string() ? console_text(value.get<std::string>()) : dump(value);
@@ -337,7 +329,7 @@ std::string run_id_of(const RunSpec& run) {
 }
 
 std::string scenario_hash(const json& document) {
-  return io::fingerprint_hex(fnv1a64(dump(document)));
+  return io::fingerprint_hex(document_hash(document));
 }
 
 std::string scenario_file_hash(const fs::path& file) {

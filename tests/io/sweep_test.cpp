@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/hash.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/workload/scenario.hpp"
@@ -66,13 +67,6 @@ RunSpec sample_run() {
   run.seed = 2;
   run.run_id = run_id_of(run);
   return run;
-}
-
-TEST(Fnv1aTest, MatchesThePublishedTestVectors) {
-  // FNV-1a 64-bit reference values (Fowler, Noll, Vo test suite).
-  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ULL);
-  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
-  EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ULL);
 }
 
 TEST_F(SweepTest, ExpandsAxesThenSelectorsThenSeedsInFileOrder) {

@@ -35,9 +35,6 @@ inline constexpr std::uint64_t kMaxSweepRuns = 100'000;
 // A (name, JSON value) pair: an axis and its value, or a dotted override path and its value.
 using NamedValue = std::pair<std::string, nlohmann::json>;
 
-// 64-bit FNV-1a of `bytes` (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
-std::uint64_t fnv1a64(std::string_view bytes);
-
 // The text of an axis value in tables: a string without its quotes (its control characters
 // escaped, see console_text()), anything else as JSON.
 std::string value_label(const nlohmann::json& value);
