@@ -11,6 +11,16 @@ std::uint64_t fnv1a64(std::string_view bytes) {
   return hash;
 }
 
+std::string hex64(std::uint64_t value) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i) {
+    out[static_cast<std::size_t>(i)] = kDigits[value & 0xf];
+    value >>= 4;
+  }
+  return out;
+}
+
 std::uint64_t document_hash(const nlohmann::json& document) {
   return fnv1a64(document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

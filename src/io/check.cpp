@@ -479,6 +479,23 @@ ResultDocument read_result(const JsonDocument& document) {
 
   ObjectReader provenance(root.required("provenance"));
   doc.version = provenance.required("version").as_string();
+  // Added after the format's first release: absent from older results.
+  for (auto [key, field] : {std::pair{"scenario_hash", &doc.scenario_hash},
+                            std::pair{"topology_hash", &doc.topology_hash}}) {
+    if (const auto hash = provenance.optional(key)) {
+      *field = hash->as_string();
+      if (!is_fingerprint(*field)) hash->fail_expected("16 lowercase hex digits");
+    }
+  }
+  if (const auto overrides = provenance.optional("overrides")) {
+    for (const JsonNode& pair : overrides->items()) {
+      if (!pair.is_array() || pair.raw().size() != 2) pair.fail_expected("a [path, value] pair");
+      if (pair.child(std::size_t{0}).as_string().empty()) {
+        pair.child(std::size_t{0}).fail_expected("a dotted scenario path");
+      }
+    }
+    doc.overrides = overrides->raw().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
   const JsonNode fingerprint = provenance.required("fingerprint");
   doc.fingerprint = fingerprint.as_string();
   if (!is_fingerprint(doc.fingerprint)) fingerprint.fail_expected("16 lowercase hex digits");
@@ -649,6 +666,15 @@ CheckReport check_result(const ResultDocument& result, const ResultDocument& bas
     row.status = b == r ? CheckStatus::kOk : CheckStatus::kFail;
     report.rows.push_back(std::move(row));
   };
+  const auto shown_only = [&](std::string metric, const std::string& b, const std::string& r) {
+    CheckRow row;
+    row.metric = std::move(metric);
+    row.kind = MetricKind::kInfo;
+    row.baseline_text = b;
+    row.result_text = r;
+    row.status = CheckStatus::kReported;
+    report.rows.push_back(std::move(row));
+  };
   identity("scenario", baseline.scenario, result.scenario);
   identity("topology", baseline.topology, result.topology);
   identity("selector", baseline.selector, result.selector);
@@ -658,16 +684,18 @@ CheckReport check_result(const ResultDocument& result, const ResultDocument& bas
     identity("selector_params", shown(baseline.selector_params), shown(result.selector_params));
   }
   identity("placement", baseline.placement, result.placement);
-  {
-    // Another seed is a legitimate check of robustness: shown, not gated.
-    CheckRow row;
-    row.metric = "seed";
-    row.kind = MetricKind::kInfo;
-    row.baseline_text = std::to_string(baseline.seed);
-    row.result_text = std::to_string(result.seed);
-    row.status = CheckStatus::kReported;
-    report.rows.push_back(std::move(row));
-  }
+  // Another seed is a legitimate check of robustness: shown, not gated.
+  shown_only("seed", std::to_string(baseline.seed), std::to_string(result.seed));
+  // What the runs were made from must match too; a result written before results recorded it
+  // is shown as such, not gated.
+  const auto inputs = [&](std::string metric, const std::string& b, const std::string& r) {
+    if (!b.empty() && !r.empty()) return identity(std::move(metric), b, r);
+    const auto text = [](const std::string& t) { return t.empty() ? "(not recorded)" : t; };
+    shown_only(std::move(metric), text(b), text(r));
+  };
+  inputs("scenario_hash", baseline.scenario_hash, result.scenario_hash);
+  inputs("topology_hash", baseline.topology_hash, result.topology_hash);
+  inputs("overrides", baseline.overrides, result.overrides);
 
   for (const HeadlineMetric& metric : kHeadline) {
     const double b = metric.value(baseline);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/hash.hpp"
 
 namespace bindersim::io {
 
@@ -75,16 +76,6 @@ ordered_json lock_json(const stats::LockStats& lock) {
 }
 
 }  // namespace
-
-std::string fingerprint_hex(std::uint64_t fingerprint) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i) {
-    out[static_cast<std::size_t>(i)] = kDigits[fingerprint & 0xf];
-    fingerprint >>= 4;
-  }
-  return out;
-}
 
 double tier_share(const stats::RunResult& result, stats::SchedClass sched_class, stats::Tier tier) {
   std::uint64_t class_total = 0;
@@ -199,7 +190,10 @@ ordered_json result_to_json(const stats::RunResult& result) {
 
   ordered_json& provenance = j["provenance"];
   provenance["version"] = result.version;
-  provenance["fingerprint"] = fingerprint_hex(result.fingerprint);
+  if (!result.scenario_hash.empty()) provenance["scenario_hash"] = result.scenario_hash;
+  if (!result.topology_hash.empty()) provenance["topology_hash"] = result.topology_hash;
+  if (!result.overrides.empty()) provenance["overrides"] = ordered_json::parse(result.overrides);
+  provenance["fingerprint"] = hex64(result.fingerprint);
   return j;
 }
 

@@ -5,6 +5,7 @@
 
 #include "bindersim/binder/driver.hpp"
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/hash.hpp"
 #include "bindersim/cost/cost_model.hpp"
 #include "bindersim/engine/context.hpp"
 #include "bindersim/sched/placement.hpp"
@@ -107,6 +108,13 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   result.placement = options.placement.value_or(scenario.kernel.placement);
   result.seed = options.seed.value_or(scenario.seed);
   result.version = BINDERSIM_VERSION;
+  result.scenario_hash = hex64(scenario.document_hash);
+  result.topology_hash = hex64(topology.document_hash());
+  nlohmann::json overrides = nlohmann::json::array();
+  for (const workload::Override& o : scenario.overrides) {
+    overrides.push_back(nlohmann::json::array({o.path, o.value}));
+  }
+  result.overrides = overrides.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 
   auto selector = workload::create_selector(registry, result.selector, scenario.kernel);
   result.selector_params = selector->non_default_params();

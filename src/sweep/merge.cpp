@@ -242,6 +242,9 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
     pooled.selector_params = record.result.selector_params;
     pooled.placement = record.result.placement;
     pooled.version = record.result.version;
+    pooled.scenario_hash = record.result.scenario_hash;
+    pooled.topology_hash = record.result.topology_hash;
+    pooled.overrides = record.result.overrides;
     pooled.clients_finished = true;
     pooled.scheduler.governor = record.result.scheduler.governor;
     pooled.scheduler.clusters = record.result.scheduler.clusters;
@@ -265,6 +268,9 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
           " (as the other seeds of its column), got " + shown(record.result.selector_params));
     }
     differs("provenance/version", pooled.version, record.result.version);
+    differs("provenance/scenario_hash", pooled.scenario_hash, record.result.scenario_hash);
+    differs("provenance/topology_hash", pooled.topology_hash, record.result.topology_hash);
+    differs("provenance/overrides", pooled.overrides, record.result.overrides);
     differs("scheduler/governor", pooled.scheduler.governor, record.result.scheduler.governor);
     differs("allocator/lock", pooled.allocator.lock, record.result.allocator.lock);
     const auto install = [](const stats::AllocatorStats& alloc) {
@@ -353,7 +359,7 @@ SweepSummary SweepMerger::finish() && {
       out.run_ids.push_back(entry.run_id);
       out.per_seed.push_back(entry.metrics);
       if (!fingerprints.empty()) fingerprints += ',';
-      fingerprints += io::fingerprint_hex(entry.fingerprint);
+      fingerprints += hex64(entry.fingerprint);
     }
     if (const auto it_missing = missing_seeds.find(key); it_missing != missing_seeds.end()) {
       out.missing_seeds.assign(it_missing->second.begin(), it_missing->second.end());

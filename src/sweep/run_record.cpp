@@ -433,6 +433,9 @@ RunRecord read_run_record(const JsonNode& root) {
   r.process_counters = document.process_counters;
   r.selection = document.selection;
   r.version = document.version;
+  r.scenario_hash = document.scenario_hash;
+  r.topology_hash = document.topology_hash;
+  r.overrides = document.overrides;
   r.fingerprint = parse_fingerprint(document.fingerprint);
   r.simulated_ns = exact.required("simulated_ns").as_int(0, kMaxInt64);
   r.clients_finished = exact.required("clients_finished").as_bool();

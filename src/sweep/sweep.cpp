@@ -324,13 +324,9 @@ std::string identity_json(const RunSpec& run) {
   return dump(identity);
 }
 
-std::string run_id_of(const RunSpec& run) {
-  return io::fingerprint_hex(fnv1a64(identity_json(run)));
-}
+std::string run_id_of(const RunSpec& run) { return hex64(fnv1a64(identity_json(run))); }
 
-std::string scenario_hash(const json& document) {
-  return io::fingerprint_hex(document_hash(document));
-}
+std::string scenario_hash(const json& document) { return hex64(document_hash(document)); }
 
 std::string scenario_file_hash(const fs::path& file) {
   return scenario_hash(JsonDocument::parse_file(file).value());

@@ -13,6 +13,7 @@
 
 #include "bindersim/common/data_file.hpp"
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/hash.hpp"
 #include "bindersim/common/json_reader.hpp"
 
 namespace bindersim::topology {
@@ -418,6 +419,7 @@ Topology Topology::from_json(const JsonNode& root) {
   Topology topology;
   topology.name_ = read_name(reader.required("name"));
   topology.description_ = reader.required("description").as_string();
+  topology.document_hash_ = bindersim::document_hash(root.raw());
 
   // Clusters and CPUs: ids 0..n-1 with each CPU in exactly one cluster.
   const JsonNode clusters_node = reader.required("clusters");

@@ -5,6 +5,7 @@
 
 #include "bindersim/common/data_file.hpp"
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/hash.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
@@ -342,6 +343,7 @@ std::unique_ptr<selectors::Selector> create_selector(const selectors::SelectorRe
 Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry& selectors) {
   Scenario scenario;
   scenario.file = root.file();
+  scenario.document_hash = bindersim::document_hash(root.raw());
   ObjectReader reader(root);
   const auto schema = reader.required("schema");
   if (schema.as_string() != "bindersim.scenario/1") {
@@ -524,6 +526,8 @@ Scenario load_scenario(const std::string& name_or_path, const std::filesystem::p
       JsonDocument::from_value(std::move(value), file.string() + " (with --set)");
   Scenario scenario = parse_scenario(overridden.root(), selectors);
   scenario.file = file.string();  // relative paths inside still resolve from the file
+  scenario.document_hash = bindersim::document_hash(document.value());
+  scenario.overrides = overrides;
   return scenario;
 }
 

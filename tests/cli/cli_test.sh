@@ -131,7 +131,7 @@ run run "$SCENARIO" "${SHORT_RUN[@]}" --selector fifo --out "$TMP/fifo-plain.jso
 run run "$SCENARIO" "${SHORT_RUN[@]}" --selector fifo --set "$PARAM=false" \
   --out "$TMP/fifo-with-params.json"
 if [[ $rc_patched -eq 0 && $rc_unchecked -eq 0 && $rc -eq 0 ]] &&
-  cmp -s "$TMP/fifo-plain.json" "$TMP/fifo-with-params.json" &&
+  same_run "$TMP/fifo-plain.json" "$TMP/fifo-with-params.json" &&
   python3 - "$TMP" <<'PY'; then
 import json, sys
 load = lambda name: json.load(open(f"{sys.argv[1]}/{name}.json"))
@@ -146,10 +146,10 @@ else
   fail "ctabs-nudge's check_caller_idle=false applies the nudges the patch declines" \
     "exit $rc_patched/$rc_unchecked/$rc: $(head -c 300 "$TMP/err")"
 fi
-# A default spelled out is no parameter at all: the same result, byte for byte.
+# A default spelled out is no parameter at all: the same result, its --set recorded.
 run run "$SCENARIO" "${SHORT_RUN[@]}" --selector ctabs-nudge --set "$PARAM=true" \
   --out "$TMP/nudge-explicit.json"
-if [[ $rc -eq 0 ]] && cmp -s "$TMP/nudge-patched.json" "$TMP/nudge-explicit.json"; then
+if [[ $rc -eq 0 ]] && same_run "$TMP/nudge-patched.json" "$TMP/nudge-explicit.json"; then
   pass "ctabs-nudge with check_caller_idle=true spelled out gives the default's result"
 else
   fail "ctabs-nudge with check_caller_idle=true spelled out gives the default's result" "exit $rc"
@@ -161,6 +161,53 @@ if [[ $rc -eq 1 ]] && grep -qE '^selector_params .*\{\}.*check_caller_idle.*fals
 else
   fail "check fails a result whose selector ran with other parameters than the baseline's" \
     "exit $rc: $(grep selector_params "$TMP/out" | head -c 300)"
+fi
+
+# --- what a result was made from --------------------------------------------------------------
+# The provenance records the scenario's and topology's document hashes and the overrides in the
+# order given: by name or by path, with or without overrides, the scenario hash is the file's.
+# A copy of the scenario laid out otherwise hashes alike; one with another value does not, and
+# check holds the result to the baseline's inputs.
+run run schd-dbg --set clients.0.iterations=300 --set kernel.placement=mainline \
+  --out "$TMP/inputs-named.json"
+rc_named=$rc
+python3 - "$SCENARIO" "$TMP/relaid.json" "$TMP/edited.json" <<'PY'
+import json, sys
+scenario = json.load(open(sys.argv[1]))
+json.dump(dict(reversed(list(scenario.items()))), open(sys.argv[2], "w"))  # keys reversed, one line
+scenario["description"] += " (edited)"
+json.dump(scenario, open(sys.argv[3], "w"), indent=4)
+PY
+run run "$TMP/relaid.json" --set clients.0.iterations=300 --out "$TMP/inputs-relaid.json"
+rc_relaid=$rc
+run run "$TMP/edited.json" --set clients.0.iterations=300 --out "$TMP/inputs-edited.json"
+rc_edited=$rc
+if [[ $rc_named -eq 0 && $rc_relaid -eq 0 && $rc_edited -eq 0 ]] &&
+  python3 - "$TMP" <<'PY'; then
+import json, sys
+load = lambda name: json.load(open(f"{sys.argv[1]}/{name}.json"))["provenance"]
+plain, named, relaid, edited = (load(n) for n in ("fifo", "inputs-named", "inputs-relaid",
+                                                  "inputs-edited"))
+sys.exit(not (plain["overrides"] == [] and
+              named["overrides"] == [["clients.0.iterations", 300],
+                                     ["kernel.placement", "mainline"]] and
+              relaid["overrides"] == [["clients.0.iterations", 300]] and
+              plain["scenario_hash"] == named["scenario_hash"] == relaid["scenario_hash"] and
+              edited["scenario_hash"] != plain["scenario_hash"] and
+              plain["topology_hash"] == named["topology_hash"] == edited["topology_hash"]))
+PY
+  pass "a result records its scenario's and topology's hashes and its overrides in order"
+else
+  fail "a result records its scenario's and topology's hashes and its overrides in order" \
+    "exit $rc_named/$rc_relaid/$rc_edited: $(head -c 300 "$TMP/err")"
+fi
+run check "$TMP/inputs-edited.json" --baseline "$TMP/inputs-relaid.json"
+if [[ $rc -eq 1 ]] && grep -qE '^scenario_hash .* FAIL \(differs\)' "$TMP/out" &&
+  grep -qE '^overrides .* OK' "$TMP/out"; then
+  pass "check fails a result made from another scenario document than the baseline's"
+else
+  fail "check fails a result made from another scenario document than the baseline's" \
+    "exit $rc: $(grep -E '^(scenario_hash|overrides) ' "$TMP/out" | head -c 300)"
 fi
 
 # --- listing and help ------------------------------------------------------------------------

@@ -44,6 +44,19 @@ run() {
   rc=$?
 }
 
+# same_run A B: the result files A and B are byte for byte the same except for the overrides
+# their provenance records (a run given options that change nothing records them all the same).
+same_run() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+def without_overrides(path):
+    result = json.load(open(path))
+    result["provenance"].pop("overrides")
+    return result
+sys.exit(without_overrides(sys.argv[1]) != without_overrides(sys.argv[2]))
+PY
+}
+
 # tally FILE STATUS [FAILURE]: echoes and counts the PASS/FAIL lines a checker wrote to FILE; a
 # checker that exited non-zero (STATUS) counts as one more failure, named FAILURE (default
 # "checker exited with STATUS"), and its other output is shown.

@@ -12,6 +12,14 @@ TEST(Fnv1aTest, MatchesThePublishedTestVectors) {
   EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ULL);
 }
 
+TEST(Hex64Test, IsSixteenLowercaseHexDigits) {
+  // Leading zeros kept, all 64 bits preserved (a JSON number would lose the low bits).
+  EXPECT_EQ(hex64(0), "0000000000000000");
+  EXPECT_EQ(hex64(0xabULL), "00000000000000ab");
+  EXPECT_EQ(hex64(0x8000000000000001ULL), "8000000000000001");
+  EXPECT_EQ(hex64(0xFEDCBA9876543210ULL), "fedcba9876543210");
+}
+
 TEST(DocumentHashTest, IsTheHashOfTheCanonicalText) {
   EXPECT_EQ(document_hash(nlohmann::json::parse(R"({"b": [1, 2.5], "a": "x"})")),
             fnv1a64(R"({"a":"x","b":[1,2.5]})"));

@@ -64,6 +64,9 @@ RunResult schd_dbg_like() {
                  .nudges_applied = 0,
                  .nudges_declined = 0};
   r.version = "0.1.0";
+  r.scenario_hash = "6dc37089a67cc7c6";
+  r.topology_hash = "02d70319faa2fed0";
+  r.overrides = R"([["clients.*.iterations",10000]])";
   r.fingerprint = 0x3f9a0c41d2e7b856ULL;
   return r;
 }
@@ -149,7 +152,41 @@ TEST(ReadResultTest, ReadsWhatTheWriterWrites) {
   EXPECT_EQ(doc.counters.migrations, 23'071u);
   EXPECT_EQ(doc.selection.same_cluster, 3'307u);
   EXPECT_EQ(doc.version, "0.1.0");
+  EXPECT_EQ(doc.scenario_hash, "6dc37089a67cc7c6");
+  EXPECT_EQ(doc.topology_hash, "02d70319faa2fed0");
+  EXPECT_EQ(doc.overrides, R"([["clients.*.iterations",10000]])");
   EXPECT_EQ(doc.fingerprint, "3f9a0c41d2e7b856");
+}
+
+TEST(ReadResultTest, InputsAreReadStrictlyAndMayBeAbsent) {
+  // A result written before results recorded their inputs has none of the three keys.
+  json old = document_of(schd_dbg_like());
+  for (const char* key : {"scenario_hash", "topology_hash", "overrides"}) {
+    old["provenance"].erase(key);
+  }
+  const ResultDocument doc = read(old);
+  EXPECT_EQ(doc.scenario_hash, "");
+  EXPECT_EQ(doc.topology_hash, "");
+  EXPECT_EQ(doc.overrides, "");
+  EXPECT_EQ(read(document_of(RunResult{})).overrides, "");  // nothing known, nothing written
+
+  const auto error_with = [&](const char* key, const json& value) {
+    json bad = document_of(schd_dbg_like());
+    bad["provenance"][key] = value;
+    return config_error([&] { read(bad); });
+  };
+  EXPECT_EQ(error_with("scenario_hash", "6DC37089A67CC7C6"),
+            "result.json: /provenance/scenario_hash: expected 16 lowercase hex digits, got "
+            "\"6DC37089A67CC7C6\"");
+  EXPECT_EQ(error_with("topology_hash", 7),
+            "result.json: /provenance/topology_hash: expected a string, got 7");
+  EXPECT_EQ(error_with("overrides", "clients.*.iterations=1"),
+            "result.json: /provenance/overrides: expected an array, got "
+            "\"clients.*.iterations=1\"");
+  EXPECT_EQ(error_with("overrides", json::parse(R"([["a", 1], ["b"]])")),
+            "result.json: /provenance/overrides/1: expected a [path, value] pair, got an array");
+  EXPECT_EQ(error_with("overrides", json::parse(R"([["", 1]])")),
+            "result.json: /provenance/overrides/0/0: expected a dotted scenario path, got \"\"");
 }
 
 TEST(ReadResultTest, ProcessCountersAreReadAndMayBeAbsent) {
@@ -516,6 +553,34 @@ TEST(CheckTest, SelectorParametersMustMatch) {
   EXPECT_EQ(config_error([&] { read(bad); }),
             "result.json: /selector_params: expected an object of the selector's parameters, not "
             "empty, got \"check_caller_idle\"");
+}
+
+// What the runs were made from is held to the baseline's like the scenario's name; a baseline
+// written before results recorded it is shown as such and not gated.
+TEST(CheckTest, TheRunsInputsMustMatchWhereBothRecordThem) {
+  const json baseline = document_of(schd_dbg_like());
+  EXPECT_EQ(status_of(check(baseline, baseline), "overrides"), CheckStatus::kOk);
+  EXPECT_EQ(status_of(check(baseline, baseline), "scenario_hash"), CheckStatus::kOk);
+
+  json other = baseline;
+  other["provenance"]["overrides"] =
+      json::parse(R"([["clients.*.iterations",10000],["kernel.vruntime_across_rt",false]])");
+  other["provenance"]["topology_hash"] = "02d70319faa2fed1";
+  const CheckReport report = check(other, baseline);
+  EXPECT_EQ(failed_metrics(report), (std::vector<std::string>{"topology_hash", "overrides"}));
+  const CheckRow* row = report.find("overrides");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->baseline_text, R"([["clients.*.iterations",10000]])");
+  EXPECT_EQ(row->result_text,
+            R"([["clients.*.iterations",10000],["kernel.vruntime_across_rt",false]])");
+
+  json old = baseline;
+  old["provenance"].erase("scenario_hash");
+  const CheckReport against_old = check(baseline, old);
+  EXPECT_TRUE(failed_metrics(against_old).empty());
+  EXPECT_EQ(status_of(against_old, "scenario_hash"), CheckStatus::kReported);
+  EXPECT_EQ(against_old.find("scenario_hash")->baseline_text, "(not recorded)");
+  EXPECT_EQ(against_old.find("scenario_hash")->result_text, "6dc37089a67cc7c6");
 }
 
 // ---- tolerance files ------------------------------------------------------------------------

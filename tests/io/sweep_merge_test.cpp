@@ -327,6 +327,40 @@ TEST(SweepMergerTest, SelectorParametersSurviveTheRecordAndThePooling) {
                          " (as the other seeds of its column), got {}");
 }
 
+// What a run was made from survives its record and its column's pooling; seeds of one column
+// made from different inputs (a topology file edited between them) are refused.
+TEST(SweepMergerTest, TheInputsSurviveTheRecordAndThePooling) {
+  const auto with_inputs = [](std::uint64_t seed, const std::string& topology_hash) {
+    stats::RunResult result = make_result("ctabs", seed, 3, 100'000, seed);
+    result.scenario_hash = "00000000000000aa";
+    result.topology_hash = topology_hash;
+    result.overrides = R"([["clients.0.iteration.2.payload_bytes",16]])";
+    return read_record(record_text(make_run(seed - 1, "ctabs", seed, 16), result));
+  };
+  SweepMerger merger;
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+    const RunRecord back = with_inputs(seed, "00000000000000bb");
+    EXPECT_EQ(back.result.scenario_hash, "00000000000000aa");
+    EXPECT_EQ(back.result.topology_hash, "00000000000000bb");
+    EXPECT_EQ(back.result.overrides, R"([["clients.0.iteration.2.payload_bytes",16]])");
+    merger.add(back, "r" + std::to_string(seed) + ".json");
+  }
+  const SweepSummary summary = std::move(merger).finish();
+  ASSERT_TRUE(summary.points.at(0).columns.at(0).pooled.has_value());
+  const stats::RunResult& pooled = *summary.points[0].columns[0].pooled;
+  EXPECT_EQ(pooled.scenario_hash, "00000000000000aa");
+  EXPECT_EQ(pooled.topology_hash, "00000000000000bb");
+  EXPECT_EQ(pooled.overrides, R"([["clients.0.iteration.2.payload_bytes",16]])");
+
+  SweepMerger mixed;
+  mixed.add(with_inputs(1, "00000000000000bb"), "a.json");
+  const std::string message =
+      testing::error_of([&] { mixed.add(with_inputs(2, "00000000000000cc"), "b.json"); });
+  EXPECT_EQ(message,
+            "b.json: /result/provenance/topology_hash: expected \"00000000000000bb\" (as the "
+            "other seeds of its column), got \"00000000000000cc\"");
+}
+
 TEST(SweepMergerTest, PoolsCallsAcrossSeedsInsteadOfAveraging) {
   // fifo's seeds make 1, 4 and 9 calls of 100, 200 and 300 us: the pooled latency histogram
   // is the one of all 14 calls (mean (100 + 800 + 2700) / 14 us, p50 300 us), not the average

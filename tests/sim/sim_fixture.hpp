@@ -20,10 +20,10 @@ inline selectors::SelectorRegistry builtin_registry() {
 
 // A shipped scenario with every client's iterations set to `iterations` (CI stays fast).
 inline workload::Scenario scaled_scenario(const std::string& name, std::int64_t iterations) {
-  auto scenario = workload::load_scenario(kSourceDir + "/scenarios/" + name + ".json",
-                                          kSourceDir + "/scenarios", builtin_registry());
-  for (auto& client : scenario.clients) client.iterations = iterations;
-  return scenario;
+  // As `bindersim run --set`, so that the result records the override as the CLI's does.
+  return workload::load_scenario(
+      kSourceDir + "/scenarios/" + name + ".json", kSourceDir + "/scenarios", builtin_registry(),
+      {workload::parse_override("clients.*.iterations=" + std::to_string(iterations))});
 }
 
 inline topology::Topology topology_of(const workload::Scenario& scenario) {

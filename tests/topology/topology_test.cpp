@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/hash.hpp"
 #include "bindersim/common/json_reader.hpp"
 
 namespace bindersim::topology {
@@ -391,6 +392,16 @@ TEST(SplitL3Test, TransferCostPicksTheNearestCommonLevel) {
   EXPECT_EQ(topology.capacity(0), 256);
   EXPECT_EQ(topology.capacity(3), 1024);
   EXPECT_EQ(topology.cpu(2).idle_states.back().exit_latency_ns, 200'000);
+}
+
+TEST(SplitL3Test, TheDocumentHashIgnoresLayoutButNotValues) {
+  const std::uint64_t hash = load_text(kSplitL3).document_hash();
+  EXPECT_EQ(hash, document_hash(nlohmann::json::parse(kSplitL3)));
+  // The same document laid out otherwise (one line, keys in another order) hashes alike.
+  nlohmann::json value = nlohmann::json::parse(kSplitL3);
+  EXPECT_EQ(load_text(value.dump()).document_hash(), hash);
+  value["memory"]["latency_ns"] = 151;
+  EXPECT_NE(load_text(value.dump()).document_hash(), hash);
 }
 
 TEST(SplitL3Test, WithoutASystemCacheTheClustersShareOnlyMemory) {

@@ -11,6 +11,7 @@
 #include "../common/config_error.hpp"
 #include "../selectors/fake_machine.hpp"
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/hash.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
@@ -144,6 +145,30 @@ TEST_F(ScenarioTest, LoadsByPathAndListsScenariosForAnUnknownName) {
         << message;
     EXPECT_NE(message.find("schd-dbg"), std::string::npos) << message;
   }
+}
+
+// A scenario keeps what it was made from: the hash of its document as read, which the
+// overrides do not change, and the overrides in the order given.
+TEST_F(ScenarioTest, RecordsItsDocumentHashAndOverrides) {
+  const std::string file = kSourceDir + "/scenarios/schd-dbg.json";
+  const Scenario plain = load_scenario(file, kSourceDir + "/scenarios", registry_);
+  EXPECT_EQ(plain.document_hash, document_hash(JsonDocument::parse_file(file).value()));
+  EXPECT_TRUE(plain.overrides.empty());
+  EXPECT_EQ(load_scenario("schd-dbg", kSourceDir + "/scenarios", registry_).document_hash,
+            plain.document_hash);  // by name or by path
+
+  const Scenario overridden = load_scenario(
+      file, kSourceDir + "/scenarios", registry_,
+      {parse_override("clients.*.iterations=10"), parse_override("kernel.placement=mainline")});
+  EXPECT_EQ(overridden.document_hash, plain.document_hash);
+  ASSERT_EQ(overridden.overrides.size(), 2u);
+  EXPECT_EQ(overridden.overrides[0].path, "clients.*.iterations");
+  EXPECT_EQ(overridden.overrides[1].value, "mainline");
+  EXPECT_EQ(overridden.kernel.placement, "mainline");
+
+  const Scenario minimal =
+      load_scenario(kDataDir + "/scenarios/minimal.json", kSourceDir + "/scenarios", registry_);
+  EXPECT_NE(minimal.document_hash, plain.document_hash);
 }
 
 TEST_F(ScenarioTest, DocumentedDefaultsApply) {

@@ -61,6 +61,11 @@ struct ResultDocument {
   stats::Counters process_counters;  // zero in results written before they existed
   stats::SelectionCounts selection;
   std::string version;
+  // What the run was made from (stats::RunResult): 16 lowercase hex digits each, and compact
+  // JSON of the [path, value] pairs. Empty in results written before results recorded them.
+  std::string scenario_hash;
+  std::string topology_hash;
+  std::string overrides;
   std::string fingerprint;  // 16 lowercase hex digits
   nlohmann::json value;     // the whole document, for exact comparison
 

@@ -28,9 +28,6 @@ nlohmann::ordered_json result_to_json(const stats::RunResult& result);
 // equal results. Invalid UTF-8 in names is replaced by U+FFFD rather than failing.
 void write_result_json(const stats::RunResult& result, std::ostream& out);
 
-// A 64-bit fingerprint as the 16-digit lowercase hex string the JSON carries.
-std::string fingerprint_hex(std::uint64_t fingerprint);
-
 // Share of the calls of `sched_class` that fell in `tier`: 0 when the class has no calls.
 // Not rounded (the JSON rounds it to 1e-6).
 double tier_share(const stats::RunResult& result, stats::SchedClass sched_class, stats::Tier tier);

@@ -171,6 +171,14 @@ struct RunResult {
   std::uint64_t failed_calls = 0;  // two-way and oneway sends that failed (BR_FAILED_REPLY)
 
   std::string version;
+  // What the run was made from: document_hash() of the scenario as read (before overrides) and
+  // of the topology, as 16 lowercase hex digits, and the overrides applied to the scenario as
+  // compact JSON, an array of [path, value] pairs in the order applied ("[]" for none). Empty
+  // when not known (read from a result written before results recorded them); the result
+  // document then has no such key.
+  std::string scenario_hash;
+  std::string topology_hash;
+  std::string overrides;
   std::uint64_t fingerprint = 0;
   std::uint64_t events = 0;  // events dispatched (reported on the console, not in the JSON)
   // Every client did all its iterations (false: the time limit, or work that can never run,

@@ -119,6 +119,8 @@ class Topology {
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
+  // bindersim::document_hash() of the document it was built from.
+  std::uint64_t document_hash() const { return document_hash_; }
   // The accessors below check their index against these counts, kept as plain ints: the
   // scheduler asks them on every event, and a vector's size() divides by the element size.
   int num_cpus() const { return num_cpus_; }
@@ -183,6 +185,7 @@ class Topology {
 
   std::string name_;
   std::string description_;
+  std::uint64_t document_hash_ = 0;
   std::vector<Cpu> cpus_;
   int num_cpus_ = 0;  // cpus_.size()
   int num_clusters_ = 0;
