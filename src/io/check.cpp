@@ -53,6 +53,16 @@ constexpr std::array<CounterField, 5> kCounterFields = {{
     {"migrations", &stats::Counters::migrations},
     {"context_switches", &stats::Counters::context_switches},
 }};
+// What a run was made from (provenance): equal or not, gated unless a tolerance file gives null.
+struct InputField {
+  std::string_view name;
+  std::string ResultDocument::*member;
+};
+constexpr std::array<InputField, 3> kInputFields = {
+    {{"scenario_hash", &ResultDocument::scenario_hash},
+     {"topology_hash", &ResultDocument::topology_hash},
+     {"overrides", &ResultDocument::overrides}}};
+
 constexpr std::string_view kCountersGroup = "counters";
 
 struct SelectionField {
@@ -402,9 +412,13 @@ void diff_json(const nlohmann::json& baseline, const nlohmann::json& result,
   if (baseline != result) out.push_back({pointer, baseline.dump(), result.dump()});
 }
 
-nlohmann::json without_version(nlohmann::json value) {
-  if (value.contains("provenance") && value["provenance"].is_object()) {
-    value["provenance"].erase("version");
+// The parts of a document --exact compares: all but provenance.version, and the inputs a
+// result records only where `other` records them too (results written before did not).
+nlohmann::json exact_part(nlohmann::json value, const ResultDocument& other) {
+  nlohmann::json& provenance = value["provenance"];  // read_result() required it
+  provenance.erase("version");
+  for (const InputField& input : kInputFields) {
+    if ((other.*input.member).empty()) provenance.erase(std::string(input.name));
   }
   return value;
 }
@@ -549,6 +563,7 @@ std::vector<std::string> tolerance_names() {
       for (std::string_view metric : kTierLatencies) names.push_back(tier_metric(c, t, metric));
     }
   }
+  for (const InputField& input : kInputFields) names.emplace_back(input.name);
   names.emplace_back(kCountersGroup);
   for (const CounterField& field : kCounterFields) {
     names.push_back(std::string(kCountersGroup) + "." + std::string(field.name));
@@ -582,7 +597,8 @@ Tolerances read_tolerances(const JsonDocument& document) {
       message +=
           "; valid names: transactions.completed, transactions.per_second, latency.mean_ns, "
           "latency.p50_ns, latency.p99_ns, tiers.share, tiers.mean_ns, tiers.p99_ns, "
-          "tiers.<class>.<tier>.share|mean_ns|p99_ns, counters, counters.<name>, "
+          "tiers.<class>.<tier>.share|mean_ns|p99_ns, scenario_hash, topology_hash, overrides, "
+          "counters, counters.<name>, "
           "selection.decisions, selection.decisions.<name>, selection.nudges, "
           "selection.nudges.<name> (see bindersim check --help)";
       entry.fail(message);
@@ -590,6 +606,10 @@ Tolerances read_tolerances(const JsonDocument& document) {
     if (entry.is_null()) {
       tolerances.by_name[name] = std::nullopt;
       continue;
+    }
+    if (std::any_of(kInputFields.begin(), kInputFields.end(),
+                    [&](const InputField& input) { return input.name == name; })) {
+      entry.fail_expected("null (the inputs are equal or not; null reports them without gating)");
     }
     const nlohmann::json& raw = entry.raw();
     if (!raw.is_number() || !(raw.get<double>() >= 0.0) || !std::isfinite(raw.get<double>())) {
@@ -686,16 +706,20 @@ CheckReport check_result(const ResultDocument& result, const ResultDocument& bas
   identity("placement", baseline.placement, result.placement);
   // Another seed is a legitimate check of robustness: shown, not gated.
   shown_only("seed", std::to_string(baseline.seed), std::to_string(result.seed));
-  // What the runs were made from must match too; a result written before results recorded it
-  // is shown as such, not gated.
-  const auto inputs = [&](std::string metric, const std::string& b, const std::string& r) {
-    if (!b.empty() && !r.empty()) return identity(std::move(metric), b, r);
-    const auto text = [](const std::string& t) { return t.empty() ? "(not recorded)" : t; };
-    shown_only(std::move(metric), text(b), text(r));
-  };
-  inputs("scenario_hash", baseline.scenario_hash, result.scenario_hash);
-  inputs("topology_hash", baseline.topology_hash, result.topology_hash);
-  inputs("overrides", baseline.overrides, result.overrides);
+  // What the runs were made from must match too, unless the tolerance file says null; a result
+  // written before results recorded it is shown as such, not gated.
+  for (const InputField& input : kInputFields) {
+    const std::string& b = baseline.*input.member;
+    const std::string& r = result.*input.member;
+    const auto entry = tolerances.by_name.find(input.name);
+    const bool gated = entry == tolerances.by_name.end() || entry->second.has_value();
+    if (gated && !b.empty() && !r.empty()) {
+      identity(std::string(input.name), b, r);
+    } else {
+      const auto text = [](const std::string& t) { return t.empty() ? "(not recorded)" : t; };
+      shown_only(std::string(input.name), text(b), text(r));
+    }
+  }
 
   for (const HeadlineMetric& metric : kHeadline) {
     const double b = metric.value(baseline);
@@ -782,7 +806,8 @@ void print_check_report(const CheckReport& report, std::ostream& out) {
 std::vector<ExactDifference> exact_differences(const ResultDocument& result,
                                                const ResultDocument& baseline) {
   std::vector<ExactDifference> differences;
-  diff_json(without_version(baseline.value), without_version(result.value), "", differences);
+  diff_json(exact_part(baseline.value, result), exact_part(result.value, baseline), "",
+            differences);
   std::stable_partition(differences.begin(), differences.end(), [](const ExactDifference& d) {
     return d.pointer == "/provenance/fingerprint";
   });

@@ -89,8 +89,20 @@ std::optional<SchedulerFields> read_scheduler(const JsonNode& root) {
   return fields;
 }
 
+// Appends "key=value" to a policy's overrides text, ", " between them; a string value without
+// its quotes.
+void add_override(std::string& text, const std::string& key, const nlohmann::json& value) {
+  if (!text.empty()) text += ", ";
+  text += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+}
+
 ReportPolicy policy_of_result(ResultDocument result, std::optional<SchedulerFields> scheduler) {
   ReportPolicy policy;
+  if (!result.overrides.empty()) {  // read_result() checked the [path, value] pairs
+    for (const nlohmann::json& pair : nlohmann::json::parse(result.overrides)) {
+      add_override(policy.overrides, pair[0].get<std::string>(), pair[1]);
+    }
+  }
   // A selector run with parameters is another policy: they are part of its label.
   policy.label = result.selector_params.empty() ? result.selector
                                                 : result.selector + " " + result.selector_params;
@@ -194,8 +206,7 @@ void read_compare(const JsonDocument& document, ReportData& data) {
     CompareColumn& with_overrides = overrides_only.columns.emplace_back();
     for (const auto& [key, value] : overrides.raw().items()) {
       with_overrides.overrides.emplace_back(key, nlohmann::ordered_json::parse(value.dump()));
-      if (!policy.overrides.empty()) policy.overrides += ", ";
-      policy.overrides += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+      add_override(policy.overrides, key, value);
       if (key == "name" && value.is_string()) run_scenario = value.get<std::string>();
     }
     c.finish();

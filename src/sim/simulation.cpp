@@ -110,11 +110,7 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   result.version = BINDERSIM_VERSION;
   result.scenario_hash = hex64(scenario.document_hash);
   result.topology_hash = hex64(topology.document_hash());
-  nlohmann::json overrides = nlohmann::json::array();
-  for (const workload::Override& o : scenario.overrides) {
-    overrides.push_back(nlohmann::json::array({o.path, o.value}));
-  }
-  result.overrides = overrides.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  result.overrides = workload::overrides_text(scenario.overrides);
 
   auto selector = workload::create_selector(registry, result.selector, scenario.kernel);
   result.selector_params = selector->non_default_params();

@@ -268,9 +268,21 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
           " (as the other seeds of its column), got " + shown(record.result.selector_params));
     }
     differs("provenance/version", pooled.version, record.result.version);
-    differs("provenance/scenario_hash", pooled.scenario_hash, record.result.scenario_hash);
-    differs("provenance/topology_hash", pooled.topology_hash, record.result.topology_hash);
-    differs("provenance/overrides", pooled.overrides, record.result.overrides);
+    // What the runs were made from: the scenario and overrides are the run's (read_run_record
+    // checks them against it), the topology file must be the same for every seed. A result
+    // written before results recorded them leaves the column's unknown.
+    for (auto [key, field] :
+         {std::pair{"provenance/scenario_hash", &stats::RunResult::scenario_hash},
+          std::pair{"provenance/topology_hash", &stats::RunResult::topology_hash},
+          std::pair{"provenance/overrides", &stats::RunResult::overrides}}) {
+      std::string& known = column.pooled.value().*field;
+      const std::string& seen = record.result.*field;
+      if (known.empty() || seen.empty()) {
+        known.clear();
+      } else {
+        differs(key, known, seen);
+      }
+    }
     differs("scheduler/governor", pooled.scheduler.governor, record.result.scheduler.governor);
     differs("allocator/lock", pooled.allocator.lock, record.result.allocator.lock);
     const auto install = [](const stats::AllocatorStats& alloc) {

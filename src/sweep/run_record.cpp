@@ -476,6 +476,14 @@ RunRecord read_run_record(const JsonNode& root) {
   };
   mismatch("selector", record.run.selector, r.selector);
   mismatch("placement", record.run.placement, r.placement);
+  // What the result was made from, where it records it (results written before did not).
+  if (!r.scenario_hash.empty())
+    mismatch("scenario_hash", record.run.scenario_hash, r.scenario_hash);
+  if (!r.overrides.empty() &&
+      workload::overrides_text(to_overrides(record.run.overrides)) != r.overrides) {
+    run_node.child("overrides")
+        .fail_expected(r.overrides + " (the provenance.overrides of /result)");
+  }
   if (record.run.seed != r.seed) {
     run_node.child("seed").fail_expected(std::to_string(r.seed) + " (the seed of /result)");
   }

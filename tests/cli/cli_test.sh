@@ -149,7 +149,12 @@ fi
 # A default spelled out is no parameter at all: the same result, its --set recorded.
 run run "$SCENARIO" "${SHORT_RUN[@]}" --selector ctabs-nudge --set "$PARAM=true" \
   --out "$TMP/nudge-explicit.json"
-if [[ $rc -eq 0 ]] && same_run "$TMP/nudge-patched.json" "$TMP/nudge-explicit.json"; then
+if [[ $rc -eq 0 ]] && same_run "$TMP/nudge-patched.json" "$TMP/nudge-explicit.json" &&
+  python3 - "$TMP/nudge-explicit.json" "$PARAM" <<'PY'; then
+import json, sys
+overrides = json.load(open(sys.argv[1]))["provenance"]["overrides"]
+sys.exit(overrides != [["clients.0.iterations", 300], [sys.argv[2], True]])
+PY
   pass "ctabs-nudge with check_caller_idle=true spelled out gives the default's result"
 else
   fail "ctabs-nudge with check_caller_idle=true spelled out gives the default's result" "exit $rc"

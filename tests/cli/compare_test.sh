@@ -109,6 +109,14 @@ check "--vary columns are headed by their values" \
   line_matches "$TMP/out" 2 'android.*upstream'
 check "the header names the varied key, not the --set one all columns share" \
   line_matches "$TMP/out" 1 ' \| seed 1 \| varies kernel\.priority_inheritance$'
+# A column's run is the run of its --set and then its --vary value, and records them so.
+run run "$SCENARIO" "${FAST[@]}" --set kernel.priority_inheritance=upstream --out "$TMP/upstream.json"
+check "a --vary column's result is run --out's with its value as the last --set" \
+  python3 -S -c 'import json, sys; d = json.load(open(sys.argv[1]))
+run = json.load(open(sys.argv[2]))
+sys.exit(not (d["runs"][1]["result"] == run and run["provenance"]["overrides"] ==
+              [["clients.0.iterations", 200], ["kernel.priority_inheritance", "upstream"]]))' \
+  "$TMP/vary.json" "$TMP/upstream.json"
 
 run compare "$SCENARIO" --selectors fifo,ctabs --vary kernel.priority_inheritance=android,upstream \
   "${FAST[@]}"

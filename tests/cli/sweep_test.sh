@@ -114,6 +114,13 @@ check("a result file holds schema, run, result and exact data",
 check("its latency histogram buckets add up to the result's count",
       sum(c for _, c in record["exact"]["latency"]["buckets"]) ==
       record["result"]["latency"]["count"])
+provenance = record["result"]["provenance"]
+check("its result was made from the run's scenario file and overrides",
+      provenance["scenario_hash"] == record["run"]["scenario_hash"] and
+      provenance["overrides"] == record["run"]["overrides"])
+check("each column's pooled run keeps what its runs were made from",
+      all(column["pooled"]["provenance"]["overrides"] == runs[column["run_ids"][0]]["overrides"]
+          for point in summary["points"] for column in point["columns"]))
 PY
 status=$?
 tally "$TMP/checks" "$status" "summary checker exited with $status"

@@ -581,6 +581,13 @@ TEST(CheckTest, TheRunsInputsMustMatchWhereBothRecordThem) {
   EXPECT_EQ(status_of(against_old, "scenario_hash"), CheckStatus::kReported);
   EXPECT_EQ(against_old.find("scenario_hash")->baseline_text, "(not recorded)");
   EXPECT_EQ(against_old.find("scenario_hash")->result_text, "6dc37089a67cc7c6");
+
+  // null in a tolerance file reports an input without gating it.
+  const CheckReport relaxed = check(other, baseline, tolerances_from(R"({
+    "schema": "bindersim.tolerances/1", "tolerances": {"overrides": null}})"));
+  EXPECT_EQ(failed_metrics(relaxed), (std::vector<std::string>{"topology_hash"}));
+  EXPECT_EQ(status_of(relaxed, "overrides"), CheckStatus::kReported);
+  EXPECT_EQ(relaxed.find("overrides")->result_text, row->result_text);
 }
 
 // ---- tolerance files ------------------------------------------------------------------------
@@ -685,6 +692,8 @@ TEST(TolerancesTest, RejectsBadValuesAndKeys) {
        "tol.json: /schema: expected \"bindersim.tolerances/1\""},
       {R"({"schema": "bindersim.tolerances/1"})",
        "tol.json: /: missing required key \"tolerances\""},
+      {R"({"schema": "bindersim.tolerances/1", "tolerances": {"overrides": 0}})",
+       "tol.json: /tolerances/overrides: expected null (the inputs are equal or not"},
   };
   for (const auto& [text, expected] : cases) {
     const std::string message = config_error([&json = text] { tolerances_from(json); });
@@ -704,11 +713,14 @@ TEST(TolerancesTest, MalformedFileNamesLineAndColumn) {
 }
 
 TEST(TolerancesTest, EveryNameIsAcceptedAndHelpListsTheDefaults) {
-  // Each listed name reads back; the help shows the documented defaults.
+  // Each listed name reads back (the inputs take only null); the help shows the documented
+  // defaults.
   for (const std::string& name : tolerance_names()) {
-    const Tolerances t = tolerances_from(
-        R"({"schema": "bindersim.tolerances/1", "tolerances": {")" + name + R"(": 1}})");
-    EXPECT_EQ(t.by_name.at(name), 1.0) << name;
+    const bool input = name == "scenario_hash" || name == "topology_hash" || name == "overrides";
+    const Tolerances t =
+        tolerances_from(R"({"schema": "bindersim.tolerances/1", "tolerances": {")" + name +
+                        (input ? R"(": null}})" : R"(": 1}})"));
+    EXPECT_EQ(t.by_name.at(name), input ? std::nullopt : std::optional<double>(1.0)) << name;
   }
   std::ostringstream help;
   print_default_tolerances(help);
@@ -727,6 +739,24 @@ TEST(ExactTest, IdenticalRunsDifferOnlyInVersion) {
   json result = baseline;
   result["provenance"]["version"] = "9.9.9";
   EXPECT_TRUE(exact_differences(read(result), read(baseline)).empty());
+}
+
+TEST(ExactTest, InputsAreComparedWhereBothRecordThem) {
+  // A baseline written before results recorded their inputs still matches the same run; a
+  // result made with other overrides does not match one that records its own.
+  const json current = document_of(schd_dbg_like());
+  json old = current;
+  for (const char* key : {"scenario_hash", "topology_hash", "overrides"}) {
+    old["provenance"].erase(key);
+  }
+  EXPECT_TRUE(exact_differences(read(current), read(old)).empty());
+  EXPECT_TRUE(exact_differences(read(old), read(current)).empty());
+  json other = current;
+  other["provenance"]["overrides"] = json::array();
+  const auto differences = exact_differences(read(other), read(current));
+  ASSERT_EQ(differences.size(), 1u);
+  EXPECT_EQ(differences[0].pointer, "/provenance/overrides");
+  EXPECT_EQ(differences[0].result, "[]");
 }
 
 TEST(ExactTest, ListsEveryDifferingFieldFingerprintFirst) {

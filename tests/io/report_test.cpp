@@ -224,6 +224,19 @@ TEST(ReportRead, ParametersArePartOfAResultsLabel) {
   EXPECT_EQ(data.policies[1].selector, "ctabs-nudge");
 }
 
+// A result's overrides are shown beside its file, as a compare column's are.
+TEST(ReportRead, AResultsOverridesAreShownWithIt) {
+  stats::RunResult spinlock = default_run("fifo");
+  spinlock.overrides = R"([["clients.*.iterations",1000],["kernel.alloc_lock","spinlock"]])";
+  const ReportData data = read_report_documents(
+      {result_document(default_run("fifo"), "plain.json"), result_document(spinlock, "spin.json")});
+  ASSERT_EQ(data.policies.size(), 2u);
+  EXPECT_EQ(data.policies[0].overrides, "");
+  EXPECT_EQ(data.policies[1].overrides, "clients.*.iterations=1000, kernel.alloc_lock=spinlock");
+  EXPECT_NE(html_of(data).find("clients.*.iterations=1000, kernel.alloc_lock=spinlock"),
+            std::string::npos);
+}
+
 // A compare table names the override path its columns vary, as the console table does; none
 // when every column shares its overrides.
 TEST(ReportRead, CompareTablesNameTheVariedPath) {

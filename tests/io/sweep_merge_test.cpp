@@ -359,6 +359,35 @@ TEST(SweepMergerTest, TheInputsSurviveTheRecordAndThePooling) {
   EXPECT_EQ(message,
             "b.json: /result/provenance/topology_hash: expected \"00000000000000bb\" (as the "
             "other seeds of its column), got \"00000000000000cc\"");
+
+  // A seed from before results recorded their inputs leaves the column's unknown.
+  SweepMerger old_and_new;
+  old_and_new.add(with_inputs(1, "00000000000000bb"), "a.json");
+  stats::RunResult old = make_result("ctabs", 2, 3, 100'000, 2);
+  old_and_new.add(read_record(record_text(make_run(1, "ctabs", 2, 16), old)), "b.json");
+  const SweepSummary mixed_summary = std::move(old_and_new).finish();
+  const stats::RunResult& unknown = *mixed_summary.points.at(0).columns.at(0).pooled;
+  EXPECT_EQ(unknown.scenario_hash, "");
+  EXPECT_EQ(unknown.topology_hash, "");
+  EXPECT_EQ(unknown.overrides, "");
+  EXPECT_EQ(summary_text(mixed_summary).find("topology_hash"), std::string::npos);
+}
+
+// A record's result must have been made from what its run says.
+TEST(RunRecordTest, TheResultsInputsMustBeTheRuns) {
+  const RunSpec run = make_run(0, "ctabs", 1, 16);
+  stats::RunResult result = make_result("ctabs", 1, 3, 100'000, 1);
+  result.scenario_hash = "00000000000000ab";
+  EXPECT_EQ(testing::error_of([&] { read_record(record_text(run, result)); }),
+            "record.json: /run/scenario_hash: expected \"00000000000000ab\" (the scenario_hash of "
+            "/result), got \"00000000000000aa\"");
+  result.scenario_hash = run.scenario_hash;
+  result.overrides = R"([["clients.0.iteration.2.payload_bytes",32]])";
+  EXPECT_EQ(testing::error_of([&] { read_record(record_text(run, result)); }),
+            R"(record.json: /run/overrides: expected [["clients.0.iteration.2.payload_bytes",32]] )"
+            "(the provenance.overrides of /result), got an array");
+  result.overrides = R"([["clients.0.iteration.2.payload_bytes",16]])";
+  EXPECT_EQ(read_record(record_text(run, result)).result.overrides, result.overrides);
 }
 
 TEST(SweepMergerTest, PoolsCallsAcrossSeedsInsteadOfAveraging) {

@@ -39,7 +39,7 @@ struct ReportPolicy {
   std::string topology;
   std::string selector;
   std::string placement;
-  std::string overrides;             // a compare column's overrides, "key=value, ..."; else ""
+  std::string overrides;  // the overrides of a compare column or a result, "key=value, ..."
   std::vector<ResultDocument> runs;  // one per seed, at least one
   // The scheduler object of each run (same order as runs); nullopt where the run has none.
   std::vector<std::optional<SchedulerFields>> schedulers;

@@ -22,6 +22,10 @@ struct Override {
 // a ConfigError that names the option.
 Override parse_override(const std::string& text, std::string_view option = "--set");
 
+// The overrides as a result records them (provenance.overrides): compact JSON, an array of
+// [path, value] pairs in order ("[]" for none).
+std::string overrides_text(const std::vector<Override>& overrides);
+
 // Whether an override of one dotted path changes the value at the other: the same path, or one
 // inside the other ("kernel.a" holds "kernel.a.b"), so that the later of the two would undo the
 // earlier in part or whole. "*" is a path part like any other here: "clients.*.iterations" and
