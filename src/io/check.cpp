@@ -780,15 +780,27 @@ void print_check_report(const CheckReport& report, std::ostream& out) {
       << console_text(report.baseline_file) << "\n";
   std::vector<std::vector<std::string>> cells = {
       {"metric", "baseline", "result", "Δ", "tolerance", "status"}};
+  // A value wider than this (a long list of overrides) is printed in full under the table, so
+  // that it does not widen every row; its cell refers to it by number.
+  constexpr std::size_t kMaxValueWidth = 32;
+  std::vector<std::string> notes;
+  const auto value_cell = [&](const CheckRow& row, const char* side, const std::string& text) {
+    if (display_width(text) <= kMaxValueWidth) return text;
+    const std::string mark = "[" + std::to_string(notes.size() + 1) + "]";
+    notes.push_back(mark + " " + row.metric + ", " + side + ": " + console_text(text));
+    return mark;
+  };
   std::size_t gated = 0;
   std::size_t failed = 0;
   for (const CheckRow& row : report.rows) {
-    cells.push_back({row.metric, row.baseline_text, row.result_text, delta_text(row),
+    cells.push_back({row.metric, value_cell(row, "baseline", row.baseline_text),
+                     value_cell(row, "result", row.result_text), delta_text(row),
                      tolerance_text(row), status_text(row)});
     if (row.status == CheckStatus::kOk || row.status == CheckStatus::kFail) ++gated;
     if (row.status == CheckStatus::kFail) ++failed;
   }
   print_table(std::move(cells), {false, true, true, true, true, false}, out);
+  for (const std::string& note : notes) out << note << "\n";
   out << "counters and selection counts are per completed call; info: reported, not gated;\n"
       << "skip: tier below " << format_plain(report.min_tier_share_percent)
       << "% share in the baseline, its latency not gated\n";

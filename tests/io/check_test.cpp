@@ -590,6 +590,30 @@ TEST(CheckTest, TheRunsInputsMustMatchWhereBothRecordThem) {
   EXPECT_EQ(relaxed.find("overrides")->result_text, row->result_text);
 }
 
+// A long list of overrides is printed in full under the table, not in a cell that would widen
+// every row.
+TEST(CheckTest, LongValuesArePrintedUnderTheTable) {
+  RunResult many = schd_dbg_like();
+  many.overrides = R"([["clients.*.iterations",10000],["kernel.alloc_lock","spinlock"],)"
+                   R"(["kernel.selector_params.ctabs-nudge.check_caller_idle",false]])";
+  const CheckReport report = check(document_of(many), document_of(schd_dbg_like()));
+  std::ostringstream text;
+  print_check_report(report, text);
+  std::istringstream lines(text.str());
+  std::string line;
+  std::size_t widest_row = 0;
+  std::vector<std::string> notes;
+  while (std::getline(lines, line)) {
+    if (line.rfind("[1] ", 0) == 0) notes.push_back(line);
+    if (line.rfind("tiers.", 0) == 0) widest_row = std::max(widest_row, line.size());
+  }
+  EXPECT_LT(widest_row, 130u) << text.str();
+  EXPECT_EQ(notes, (std::vector<std::string>{"[1] overrides, result: " + many.overrides}));
+  EXPECT_NE(text.str().find(R"(  [["clients.*.iterations",10000]]               [1]   differs)"),
+            std::string::npos)
+      << text.str();
+}
+
 // ---- tolerance files ------------------------------------------------------------------------
 
 TEST(TolerancesTest, AFileOverridesTheDefaultsByName) {
