@@ -1,5 +1,7 @@
 #include "bindersim/common/hash.hpp"
 
+#include "bindersim/common/json_reader.hpp"
+
 namespace bindersim {
 
 std::uint64_t fnv1a64(std::string_view bytes) {
@@ -22,7 +24,7 @@ std::string hex64(std::uint64_t value) {
 }
 
 std::uint64_t document_hash(const nlohmann::json& document) {
-  return fnv1a64(document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return fnv1a64(compact_json(document));
 }
 
 }  // namespace bindersim

@@ -347,6 +347,10 @@ std::optional<std::int64_t> exact_integer(double value) {
 
 }  // namespace
 
+std::string compact_json(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string describe_json(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::null:

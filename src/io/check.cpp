@@ -253,10 +253,12 @@ bool is_fingerprint(const std::string& text) {
 
 // ---- comparison ----
 
-// Δ in percent of the baseline; +inf when only the result is non-zero.
+// Δ in percent of the baseline; +inf when only the result is non-zero. A baseline so small that
+// the quotient overflows is not 0: Δ is then the largest finite value of its sign.
 double relative_delta_percent(double baseline, double result) {
   if (baseline == 0.0) return result == 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
-  return (result - baseline) / baseline * 100.0;
+  const double delta = (result - baseline) / baseline * 100.0;
+  return std::isfinite(delta) ? delta : std::copysign(std::numeric_limits<double>::max(), delta);
 }
 
 // Slack for a bound given in the file: absorbs rounding in the value compared with it.
@@ -325,7 +327,10 @@ std::string delta_text(const CheckRow& row) {
     case MetricKind::kRelative: {
       if (std::isinf(row.delta)) return "from 0";
       std::ostringstream out;
-      out << std::showpos << std::fixed << std::setprecision(2) << row.delta << "%";
+      out << std::showpos << std::setprecision(2);
+      // Beyond a million percent, fixed notation would print hundreds of digits.
+      if (std::fabs(row.delta) < 1e6) out << std::fixed;
+      out << row.delta << "%";
       return out.str();
     }
   }
@@ -397,19 +402,20 @@ void diff_json(const nlohmann::json& baseline, const nlohmann::json& result,
     for (const auto& [key, value] : baseline.items()) {
       const std::string child = pointer + "/" + escape_pointer_token(key);
       if (!result.contains(key)) {
-        out.push_back({child, value.dump(), "(missing)"});
+        out.push_back({child, compact_json(value), "(missing)"});
       } else {
         diff_json(value, result.at(key), child, out);
       }
     }
     for (const auto& [key, value] : result.items()) {
       if (!baseline.contains(key)) {
-        out.push_back({pointer + "/" + escape_pointer_token(key), "(missing)", value.dump()});
+        out.push_back(
+            {pointer + "/" + escape_pointer_token(key), "(missing)", compact_json(value)});
       }
     }
     return;
   }
-  if (baseline != result) out.push_back({pointer, baseline.dump(), result.dump()});
+  if (baseline != result) out.push_back({pointer, compact_json(baseline), compact_json(result)});
 }
 
 // The parts of a document --exact compares: all but provenance.version, and the inputs a
@@ -444,7 +450,7 @@ ResultDocument read_result(const JsonDocument& document) {
     if (!params->is_object() || params->raw().empty()) {
       params->fail_expected("an object of the selector's parameters, not empty");
     }
-    doc.selector_params = params->raw().dump();
+    doc.selector_params = compact_json(params->raw());
   }
   doc.placement = root.required("placement").as_string();
   doc.seed = read_uint(root.required("seed"));
@@ -508,7 +514,7 @@ ResultDocument read_result(const JsonDocument& document) {
         pair.child(std::size_t{0}).fail_expected("a dotted scenario path");
       }
     }
-    doc.overrides = overrides->raw().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    doc.overrides = compact_json(overrides->raw());
   }
   const JsonNode fingerprint = provenance.required("fingerprint");
   doc.fingerprint = fingerprint.as_string();

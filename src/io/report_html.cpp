@@ -666,12 +666,13 @@ std::string policy_table(const ReportData& data) {
     double p99_sum = 0.0;
     std::size_t with_calls = 0;
     for (const ResultDocument& run : p.runs) {
-      completed += run.completed;
-      migrations += run.counters.migrations;
-      switches += run.counters.context_switches;
-      per_second += run.per_second;
+      completed = saturating_add(completed, run.completed);
+      migrations = saturating_add(migrations, run.counters.migrations);
+      switches = saturating_add(switches, run.counters.context_switches);
+      // Each run's share of the mean, so that rates near the largest double do not overflow.
+      per_second += run.per_second / static_cast<double>(p.runs.size());
       if (run.latency.count == 0) continue;
-      calls += run.latency.count;
+      calls = saturating_add(calls, run.latency.count);
       latency_sum +=
           static_cast<double>(run.latency.mean_ns) * static_cast<double>(run.latency.count);
       p50_sum += static_cast<double>(run.latency.p50_ns);
@@ -701,7 +702,7 @@ std::string policy_table(const ReportData& data) {
     if (topology_column) html += text_cell(p.topology);
     html += text_cell(p.placement) + text_cell(seeds_text(seeds_of(p))) +
             number_cell(grouped(static_cast<double>(completed), 0)) +
-            number_cell(grouped(per_second / static_cast<double>(p.runs.size()), 1)) +
+            number_cell(grouped(per_second, 1)) +
             number_cell(latency_cell(latency_sum, static_cast<double>(calls))) +
             number_cell(latency_cell(p50_sum, static_cast<double>(with_calls))) +
             number_cell(latency_cell(p99_sum, static_cast<double>(with_calls))) +
@@ -819,7 +820,10 @@ std::string compare_table(const ReportCompareTable& table, std::size_t index) {
       if (cell.delta_pct) {
         double rounded = std::round(*cell.delta_pct * 10.0) / 10.0;
         if (rounded == 0.0) rounded = 0.0;
-        delta = fmt::format("{:+.1f}%", rounded);
+        // Beyond a million percent, fixed notation would print hundreds of digits (or, scaled
+        // by 10 near the largest double, "inf").
+        delta = std::fabs(*cell.delta_pct) < 1e6 ? fmt::format("{:+.1f}%", rounded)
+                                                 : fmt::format("{:+.2g}%", *cell.delta_pct);
         if (cell.significant.has_value() && !*cell.significant) {
           delta += "~";
           cls += " same";

@@ -152,7 +152,8 @@ ReportCompareRow read_summary_row(const JsonNode& node, const std::string& key,
     ObjectReader cell_reader(items[c]);
     const JsonNode label = cell_reader.required("label");
     if (label.as_string() != columns[c]) {
-      label.fail_expected("\"" + columns[c] + "\" (the label of column " + std::to_string(c) + ")");
+      label.fail_expected(quote_text(columns[c]) + " (the label of column " + std::to_string(c) +
+                          ")");
     }
     ReportCompareCell cell;
     cell.mean = read_optional_number(cell_reader.required("mean"));
@@ -252,7 +253,7 @@ void read_compare(const JsonDocument& document, ReportData& data) {
     }
     if (result.selector != policy.selector) {
       result_node.child("selector")
-          .fail_expected("\"" + policy.selector + "\" (the selector of column " +
+          .fail_expected(quote_text(policy.selector) + " (the selector of column " +
                          std::to_string(column) + ")");
     }
     r.finish();
@@ -397,7 +398,9 @@ std::vector<CdfPoint> latency_cdf(const ReportPolicy& policy) {
 std::uint64_t tier_count(const ReportPolicy& policy, stats::SchedClass sched_class,
                          stats::Tier tier) {
   std::uint64_t count = 0;
-  for (const ResultDocument& run : policy.runs) count += run.tier(sched_class, tier).count;
+  for (const ResultDocument& run : policy.runs) {
+    count = saturating_add(count, run.tier(sched_class, tier).count);
+  }
   return count;
 }
 
@@ -405,7 +408,7 @@ std::optional<double> pooled_share(const ReportPolicy& policy, stats::SchedClass
                                    stats::Tier tier) {
   std::uint64_t total = 0;
   for (std::size_t t = 0; t < stats::kNumTiers; ++t) {
-    total += tier_count(policy, sched_class, static_cast<stats::Tier>(t));
+    total = saturating_add(total, tier_count(policy, sched_class, static_cast<stats::Tier>(t)));
   }
   if (total == 0) return std::nullopt;
   return static_cast<double>(tier_count(policy, sched_class, tier)) / static_cast<double>(total);

@@ -10,6 +10,7 @@
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/hash.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/result_json.hpp"
 
@@ -20,11 +21,7 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-std::string dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-ordered_json to_ordered(const json& value) { return ordered_json::parse(dump(value)); }
+ordered_json to_ordered(const json& value) { return ordered_json::parse(compact_json(value)); }
 
 // Canonical text of a column's or a point's identity.
 std::string key_of(const std::vector<NamedValue>& axes, const std::string* selector,
@@ -33,7 +30,7 @@ std::string key_of(const std::vector<NamedValue>& axes, const std::string* selec
   for (const auto& [name, value] : axes) key.push_back(json::array({name, value}));
   if (selector != nullptr) key.push_back(*selector);
   if (placement != nullptr) key.push_back(*placement);
-  return dump(key);
+  return compact_json(key);
 }
 
 std::vector<std::string> names_of(const std::vector<NamedValue>& axes) {
@@ -255,8 +252,8 @@ void SweepMerger::add(const RunRecord& record, const std::string& file) {
     const stats::RunResult& pooled = *column.pooled;
     const auto differs = [&](const char* key, const std::string& a, const std::string& b) {
       if (a != b) {
-        throw ConfigError(file + ": /result/" + key + ": expected \"" + a +
-                          "\" (as the other seeds of its column), got \"" + b + "\"");
+        throw ConfigError(file + ": /result/" + key + ": expected " + quote_text(a) +
+                          " (as the other seeds of its column), got " + quote_text(b));
       }
     };
     differs("scenario", pooled.scenario, record.result.scenario);

@@ -471,7 +471,7 @@ RunRecord read_run_record(const JsonNode& root) {
   const auto mismatch = [&](const char* key, const std::string& in_run,
                             const std::string& in_result) {
     if (in_run != in_result) {
-      run_node.child(key).fail_expected("\"" + in_result + "\" (the " + key + " of /result)");
+      run_node.child(key).fail_expected(quote_text(in_result) + " (the " + key + " of /result)");
     }
   };
   mismatch("selector", record.run.selector, r.selector);
@@ -482,7 +482,7 @@ RunRecord read_run_record(const JsonNode& root) {
   if (!r.overrides.empty() &&
       workload::overrides_text(to_overrides(record.run.overrides)) != r.overrides) {
     run_node.child("overrides")
-        .fail_expected(r.overrides + " (the provenance.overrides of /result)");
+        .fail("does not match /result/provenance/overrides (the result was made with others)");
   }
   if (record.run.seed != r.seed) {
     run_node.child("seed").fail_expected(std::to_string(r.seed) + " (the seed of /result)");

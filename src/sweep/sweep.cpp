@@ -38,14 +38,10 @@ constexpr std::string_view kSeedKey = "seed";
 constexpr std::string_view kSelectorKey = "kernel.selector";
 constexpr std::string_view kPlacementKey = "kernel.placement";
 
-std::string dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 // Checks the syntax of a dotted path as --set does; a bad one fails at `node`.
 void check_path(const JsonNode& node, const std::string& path, const json& value) {
   try {
-    workload::parse_override(path + "=" + dump(value), "");
+    workload::parse_override(path + "=" + compact_json(value), "");
   } catch (const ConfigError& error) {
     node.fail(error.what());
   }
@@ -78,7 +74,7 @@ std::vector<NamedValue> read_pairs(const JsonNode& node) {
 ordered_json pairs_json(const std::vector<NamedValue>& pairs) {
   ordered_json out = ordered_json::array();
   for (const auto& [name, value] : pairs) {
-    out.push_back(ordered_json::array({name, ordered_json::parse(dump(value))}));
+    out.push_back(ordered_json::array({name, ordered_json::parse(compact_json(value))}));
   }
   return out;
 }
@@ -164,7 +160,7 @@ std::size_t value_hash(const json& value) {
 }  // namespace
 
 std::string value_label(const json& value) {
-  return value.is_string() ? console_text(value.get<std::string>()) : dump(value);
+  return value.is_string() ? console_text(value.get<std::string>()) : compact_json(value);
 }
 
 Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
@@ -248,7 +244,7 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
         const auto [begin, end] = seen_values.equal_range(hash);
         for (auto it = begin; it != end; ++it) {
           if (axis.values[it->second] == value.raw()) {
-            value.fail("value " + dump(value.raw()) + " given twice");
+            value.fail("value " + compact_json(value.raw()) + " given twice");
           }
         }
         seen_values.emplace(hash, axis.values.size());
@@ -321,7 +317,7 @@ std::string identity_json(const RunSpec& run) {
   identity["scenario"] = run.scenario_hash;
   identity["seed"] = run.seed;
   identity["selector"] = run.selector;
-  return dump(identity);
+  return compact_json(identity);
 }
 
 std::string run_id_of(const RunSpec& run) { return hex64(fnv1a64(identity_json(run))); }
@@ -336,7 +332,7 @@ std::vector<workload::Override> to_overrides(const std::vector<NamedValue>& valu
   std::vector<workload::Override> out;
   out.reserve(values.size());
   for (const auto& [path, value] : values) {
-    out.push_back(workload::Override{path, value, path + "=" + dump(value)});
+    out.push_back(workload::Override{path, value, path + "=" + compact_json(value)});
   }
   return out;
 }

@@ -41,7 +41,7 @@ bool is_one_line_of_utf8(const std::string& text) {
 std::string overrides_text(const std::vector<Override>& overrides) {
   nlohmann::json pairs = nlohmann::json::array();
   for (const Override& o : overrides) pairs.push_back(nlohmann::json::array({o.path, o.value}));
-  return pairs.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return compact_json(pairs);
 }
 
 bool paths_overlap(std::string_view a, std::string_view b) {

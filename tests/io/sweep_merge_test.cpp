@@ -384,8 +384,8 @@ TEST(RunRecordTest, TheResultsInputsMustBeTheRuns) {
   result.scenario_hash = run.scenario_hash;
   result.overrides = R"([["clients.0.iteration.2.payload_bytes",32]])";
   EXPECT_EQ(testing::error_of([&] { read_record(record_text(run, result)); }),
-            R"(record.json: /run/overrides: expected [["clients.0.iteration.2.payload_bytes",32]] )"
-            "(the provenance.overrides of /result), got an array");
+            "record.json: /run/overrides: does not match /result/provenance/overrides (the result "
+            "was made with others)");
   result.overrides = R"([["clients.0.iteration.2.payload_bytes",16]])";
   EXPECT_EQ(read_record(record_text(run, result)).result.overrides, result.overrides);
 }

@@ -139,6 +139,10 @@ class ObjectReader {
 // what else it may be (a --set value that is not JSON is a plain string).
 void check_unique_keys(std::string_view text, const std::string& name);
 
+// `value` as compact JSON text (no spaces; an object's keys sorted), bytes that are not UTF-8
+// replaced by U+FFFD instead of throwing (a value built in memory from a --set may hold them).
+std::string compact_json(const nlohmann::json& value);
+
 // A short description of a JSON value for error messages: "a string \"big\"", "an array", ...
 std::string describe_json(const nlohmann::json& value);
 // `text` escaped as inside a JSON string, without the quotes: control characters as "\n" or

@@ -110,7 +110,13 @@ std::vector<CdfPoint> tier_cdf(const ReportPolicy& policy, stats::SchedClass sch
 // The CDF of every call, which also carries the minimum: (0, min), then as tier_cdf().
 std::vector<CdfPoint> latency_cdf(const ReportPolicy& policy);
 
-// Calls of a class and tier summed over the policy's runs.
+// a + b, or 2^64 - 1 where that would wrap: counts summed over a policy's runs (each read as
+// up to 2^64 - 1) stay an upper bound instead of wrapping to a small number.
+constexpr std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+// Calls of a class and tier summed over the policy's runs (saturating_add()).
 std::uint64_t tier_count(const ReportPolicy& policy, stats::SchedClass sched_class,
                          stats::Tier tier);
 // The tier's share of the class's calls, pooled over the runs (summed counts); nullopt when
