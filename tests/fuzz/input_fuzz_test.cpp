@@ -8,24 +8,14 @@
 // the file and a JSON pointer. Each mutant runs in a child process, so that a crash, a failed
 // invariant check or a hang is reported with its mutations.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cmath>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "bindersim/common/error.hpp"
@@ -36,13 +26,13 @@
 #include "bindersim/topology/topology.hpp"
 #include "bindersim/workload/overrides.hpp"
 #include "bindersim/workload/scenario.hpp"
+#include "fuzz_support.hpp"
 
 namespace bindersim {
 namespace {
 
+using namespace testing::fuzz;
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
-using Pointer = Json::json_pointer;
 
 const fs::path kSourceDir = BINDERSIM_SOURCE_DIR;
 const fs::path kScenariosDir = kSourceDir / "scenarios";
@@ -54,10 +44,6 @@ constexpr int kMutantsPerFile = 250;
 // The runs of mutants that load are scaled down to keep the whole test within seconds.
 constexpr std::int64_t kMaxIterations = 20;                 // per client
 constexpr engine::SimTime kMaxSimulatedNs = 1'000'000'000;  // 1 s of simulated time
-// A child that takes longer than this (wall clock) is reported as a hang.
-constexpr unsigned kTimeoutSeconds = 20;
-// Failures reported in full per file; the rest are only counted.
-constexpr int kMaxReportedFailures = 15;
 
 // Values a mutation puts in place of another: other JSON types, zero, negative and huge
 // numbers (beyond int64 and double-exact integers), NaN-like strings, empty containers, and
@@ -76,67 +62,17 @@ const std::vector<Json>& hostile_values() {
   return values;
 }
 
-// Every pointer in `value`, the root ("") included, in document order.
-void collect_pointers(const Json& value, const Pointer& at, std::vector<Pointer>& out) {
-  out.push_back(at);
-  if (value.is_object()) {
-    for (const auto& [key, child] : value.items()) collect_pointers(child, at / key, out);
-  } else if (value.is_array()) {
-    for (std::size_t i = 0; i < value.size(); ++i) collect_pointers(value[i], at / i, out);
-  }
-}
-
-// One of `pointers` for which `eligible` holds, chosen uniformly; nullopt when there is none.
-std::optional<Pointer> pick_pointer(
-    const Json& document, const std::vector<Pointer>& pointers, engine::Rng& rng,
-    const std::function<bool(const Pointer&, const Json&)>& eligible) {
-  std::vector<const Pointer*> candidates;
-  for (const Pointer& pointer : pointers) {
-    if (eligible(pointer, document.at(pointer))) candidates.push_back(&pointer);
-  }
-  if (candidates.empty()) return std::nullopt;
-  return *candidates[rng.uniform_below(candidates.size())];
-}
-
-std::string show(const Pointer& pointer) {
-  const std::string text = pointer.to_string();
-  return text.empty() ? "/" : text;
-}
-
-// A number negated, moved by one, or scaled by a power of two: values just past a bound, or far
-// beyond it.
-Json nudged_number(const Json& value, engine::Rng& rng) {
-  const double x = value.get<double>();
-  switch (rng.uniform_below(4)) {
-    case 0:
-      return -x;
-    case 1:
-      return x * std::ldexp(1.0, static_cast<int>(1 + rng.uniform_below(62)));
-    case 2:
-      return x * std::ldexp(1.0, -static_cast<int>(1 + rng.uniform_below(20)));
-    default: {
-      // One up or down, kept an integer where it is one (and the step cannot overflow).
-      const std::int64_t step = rng.bernoulli(0.5) ? 1 : -1;
-      if (value.is_number_integer() && std::fabs(x) < 9e15) {
-        return Json(static_cast<std::int64_t>(x) + step);
-      }
-      return Json(x + static_cast<double>(step));
-    }
-  }
-}
-
 // Applies one random mutation to `document`; returns what it did, e.g.
 // "/clients/0/iterations: replaced by -1".
 std::string mutate_once(Json& document, engine::Rng& rng) {
   std::vector<Pointer> pointers;
   collect_pointers(document, Pointer(), pointers);
   const auto any = [](const Pointer&, const Json&) { return true; };
-  const auto has_parent = [](const Pointer& p, const Json&) { return !p.empty(); };
   switch (rng.uniform_below(8)) {
     case 0:
     case 1: {  // the most productive: a hostile value anywhere
       const Pointer at = *pick_pointer(document, pointers, rng, any);  // the root at least
-      const Json& value = hostile_values()[rng.uniform_below(hostile_values().size())];
+      const Json& value = pick(hostile_values(), rng);
       document[at] = value;
       return show(at) + ": replaced by " + describe_json(value);
     }
@@ -155,17 +91,8 @@ std::string mutate_once(Json& document, engine::Rng& rng) {
       document[to] = value;
       return show(to) + ": replaced by the value at " + show(from);
     }
-    case 4: {
-      const auto at = pick_pointer(document, pointers, rng, has_parent);
-      if (!at) return "nothing to delete";
-      Json& parent = document[at->parent_pointer()];
-      if (parent.is_object()) {
-        parent.erase(at->back());
-      } else {
-        parent.erase(static_cast<std::size_t>(std::stoul(at->back())));
-      }
-      return show(*at) + ": deleted";
-    }
+    case 4:
+      return delete_one(document, pointers, rng);
     case 5: {
       const auto is_object = [](const Pointer&, const Json& v) { return v.is_object(); };
       const auto at = pick_pointer(document, pointers, rng, is_object);
@@ -173,35 +100,10 @@ std::string mutate_once(Json& document, engine::Rng& rng) {
       document[*at]["fuzz_unknown_key"] = 1;
       return show(*at) + ": unknown key added";
     }
-    case 6: {
-      const auto non_empty_array = [](const Pointer&, const Json& v) {
-        return v.is_array() && !v.empty();
-      };
-      if (const auto at = pick_pointer(document, pointers, rng, non_empty_array)) {
-        Json& array = document[*at];
-        const std::size_t from = rng.uniform_below(array.size());
-        const std::size_t copies = 1 + rng.uniform_below(3);
-        const Json element = array[from];
-        for (std::size_t i = 0; i < copies; ++i) {
-          array.insert(array.begin() + static_cast<std::ptrdiff_t>(from), element);
-        }
-        return show(*at) + ": element " + std::to_string(from) + " duplicated " +
-               std::to_string(copies) + " times";
-      }
-      return "no array to duplicate into";
-    }
-    default: {
-      const auto non_empty_array = [](const Pointer&, const Json& v) {
-        return v.is_array() && !v.empty();
-      };
-      if (const auto at = pick_pointer(document, pointers, rng, non_empty_array)) {
-        Json& array = document[*at];
-        const std::size_t size = rng.uniform_below(array.size());
-        array.erase(array.begin() + static_cast<std::ptrdiff_t>(size), array.end());
-        return show(*at) + ": truncated to " + std::to_string(size) + " elements";
-      }
-      return "no array to truncate";
-    }
+    case 6:
+      return duplicate_element(document, pointers, rng);
+    default:
+      return truncate_array(document, pointers, rng);
   }
 }
 
@@ -240,78 +142,6 @@ std::string random_override_text(const Json& document, engine::Rng& rng) {
   return key + "=" + kValues[rng.uniform_below(kValues.size())];
 }
 
-// How a mutant fared in its child process.
-struct Outcome {
-  enum class Kind { kRan, kConfigError, kOtherException, kCrashed, kHung };
-  Kind kind = Kind::kCrashed;
-  std::string message;  // the exception's text, or the signal
-};
-
-// Runs `body` in a child process and reports how it ended. `body` returns normally (kRan) or
-// throws; the child reports through a pipe and exits without running the parent's handlers.
-Outcome run_isolated(const std::function<void()>& body) {
-  int fds[2];
-  if (pipe(fds) != 0) return {Outcome::Kind::kCrashed, "pipe() failed"};
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) return {Outcome::Kind::kCrashed, "fork() failed"};
-  if (pid == 0) {
-    close(fds[0]);
-    alarm(kTimeoutSeconds);
-    char kind = 'R';
-    std::string message;
-    try {
-      body();
-    } catch (const ConfigError& error) {
-      kind = 'C';
-      message = error.what();
-    } catch (const std::exception& error) {
-      kind = 'E';
-      message = error.what();
-    } catch (...) {
-      kind = 'E';
-      message = "an exception that is not a std::exception";
-    }
-    message.insert(message.begin(), kind);
-    std::size_t written = 0;
-    while (written < message.size()) {
-      const ssize_t n = write(fds[1], message.data() + written, message.size() - written);
-      if (n <= 0) break;
-      written += static_cast<std::size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string report;
-  char buffer[4096];
-  while (true) {
-    const ssize_t n = read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    report.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status)) {
-    if (WTERMSIG(status) == SIGALRM) {
-      return {Outcome::Kind::kHung, "no result after " + std::to_string(kTimeoutSeconds) + " s"};
-    }
-    return {Outcome::Kind::kCrashed, "killed by signal " + std::to_string(WTERMSIG(status))};
-  }
-  if (report.empty()) return {Outcome::Kind::kCrashed, "exited without a report"};
-  const std::string message = report.substr(1);
-  switch (report[0]) {
-    case 'R':
-      return {Outcome::Kind::kRan, ""};
-    case 'C':
-      return {Outcome::Kind::kConfigError, message};
-    default:
-      return {Outcome::Kind::kOtherException, message};
-  }
-}
-
 // What `bindersim run FILE [--set ...]` does up to its output, on a scaled-down run.
 void load_and_run(const fs::path& scenario_file, const std::vector<std::string>& set_texts) {
   selectors::SelectorRegistry registry;
@@ -341,29 +171,6 @@ bool acceptable_error(const std::string& message, const std::vector<std::string>
     }
   }
   return false;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  ASSERT_TRUE(out.good()) << "cannot write " << path;
-}
-
-std::uint64_t fuzz_seed() {
-  const char* text = std::getenv("BINDERSIM_FUZZ_SEED");
-  return text != nullptr && *text != '\0' ? std::strtoull(text, nullptr, 0) : kFuzzSeed;
-}
-
-// A stream id per file name (FNV-1a), so that adding a file leaves the others' mutants alone.
-std::uint64_t stream_of(const std::string& name) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return hash;
 }
 
 // The shipped files of one directory, sorted by name.
@@ -398,7 +205,7 @@ class InputFuzzTest : public ::testing::TestWithParam<std::string> {
     const Outcome outcome = run_isolated([&] { load_and_run(scenario_file, set_texts); });
     std::string problem;
     switch (outcome.kind) {
-      case Outcome::Kind::kRan:
+      case Outcome::Kind::kReturned:
         ++ran_;
         return;
       case Outcome::Kind::kConfigError:
@@ -406,6 +213,7 @@ class InputFuzzTest : public ::testing::TestWithParam<std::string> {
         if (acceptable_error(outcome.message, files)) return;
         problem = "unclear ConfigError: " + outcome.message;
         break;
+      case Outcome::Kind::kProblem:  // not thrown by load_and_run
       case Outcome::Kind::kOtherException:
         problem = "exception other than ConfigError: " + outcome.message;
         break;
@@ -448,7 +256,7 @@ TEST_P(InputFuzzTest, MutantsLoadAndRunOrFailWithOneClearLine) {
   const fs::path subject = GetParam();
   const bool is_scenario = subject.parent_path().filename() == "scenarios";
   const Json original = Json::parse(read_text(kSourceDir / subject));
-  const std::uint64_t seed = fuzz_seed();
+  const std::uint64_t seed = fuzz_seed(kFuzzSeed);
   engine::Rng rng(seed, stream_of(subject.string()));
 
   // A topology mutant is loaded through a copy of a scenario that names it by path.
@@ -493,15 +301,6 @@ std::vector<std::string> subjects() {
   for (const std::string& name : shipped_files(kTopologiesDir)) out.push_back("topologies/" + name);
   out.push_back("tests/data/scenarios/every-feature.json");
   return out;
-}
-
-// "scenarios/schd-dbg.json" -> "scenarios_schd_dbg_json": a test name gtest accepts.
-std::string test_name(const ::testing::TestParamInfo<std::string>& param) {
-  std::string name = param.param;
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shipped, InputFuzzTest, ::testing::ValuesIn(subjects()), test_name);

@@ -29,27 +29,21 @@
 //   read_result or exact_differences throw nlohmann::json::type_error.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,13 +54,13 @@
 #include "bindersim/io/check.hpp"
 #include "bindersim/io/report.hpp"
 #include "bindersim/stats/result.hpp"
+#include "fuzz_support.hpp"
 
 namespace bindersim {
 namespace {
 
+using namespace testing::fuzz;
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
-using Pointer = Json::json_pointer;
 
 const fs::path kSourceDir = BINDERSIM_SOURCE_DIR;
 const fs::path kGoldenDir = kSourceDir / "tests" / "golden";
@@ -80,10 +74,6 @@ constexpr int kMutantsPerResult = 20;    // of each golden result
 constexpr int kMutantsPerCompare = 100;  // of the compare document
 // Where the mutants that fail are kept.
 const fs::path kFailedMutantsDir = fs::temp_directory_path() / "bindersim-result-fuzz-failures";
-// A child that takes longer than this (wall clock) is reported as a hang.
-constexpr unsigned kTimeoutSeconds = 20;
-// Failures reported in full per file; the rest are only counted.
-constexpr int kMaxReportedFailures = 15;
 
 // ---- mutations --------------------------------------------------------------------------------
 
@@ -164,61 +154,8 @@ const std::vector<Json>& hostile_values() {
   return values;
 }
 
-// Every pointer in `value`, the root ("") included, in document order.
-void collect_pointers(const Json& value, const Pointer& at, std::vector<Pointer>& out) {
-  out.push_back(at);
-  if (value.is_object()) {
-    for (const auto& [key, child] : value.items()) collect_pointers(child, at / key, out);
-  } else if (value.is_array()) {
-    for (std::size_t i = 0; i < value.size(); ++i) collect_pointers(value[i], at / i, out);
-  }
-}
-
-// One of `pointers` for which `eligible` holds, chosen uniformly; nullopt when there is none.
-std::optional<Pointer> pick_pointer(
-    const Json& document, const std::vector<Pointer>& pointers, engine::Rng& rng,
-    const std::function<bool(const Pointer&, const Json&)>& eligible) {
-  std::vector<const Pointer*> candidates;
-  for (const Pointer& pointer : pointers) {
-    if (eligible(pointer, document.at(pointer))) candidates.push_back(&pointer);
-  }
-  if (candidates.empty()) return std::nullopt;
-  return *candidates[rng.uniform_below(candidates.size())];
-}
-
-std::string show(const Pointer& pointer) {
-  const std::string text = pointer.to_string();
-  return text.empty() ? "/" : text;
-}
-
-template <typename T>
-T pick(const std::vector<T>& values, engine::Rng& rng) {
-  return values[rng.uniform_below(values.size())];
-}
-
 // A description of a value for a mutation's log line: short, on one line.
 std::string brief(const Json& value) { return short_text(describe_json(value)); }
-
-// A number negated, scaled by a power of two, or moved by one: values just past a bound, or far
-// beyond it.
-Json nudged_number(const Json& value, engine::Rng& rng) {
-  const double x = value.get<double>();
-  switch (rng.uniform_below(4)) {
-    case 0:
-      return -x;
-    case 1:
-      return x * std::ldexp(1.0, static_cast<int>(1 + rng.uniform_below(62)));
-    case 2:
-      return x * std::ldexp(1.0, -static_cast<int>(1 + rng.uniform_below(20)));
-    default: {
-      const std::int64_t step = rng.bernoulli(0.5) ? 1 : -1;
-      if (value.is_number_integer() && std::fabs(x) < 9e15) {
-        return Json(static_cast<std::int64_t>(x) + step);
-      }
-      return Json(x + static_cast<double>(step));
-    }
-  }
-}
 
 // One generic mutation anywhere in `document`; returns what it did, e.g.
 // "/latency/count: replaced by -1".
@@ -227,9 +164,6 @@ std::string mutate_anywhere(Json& document, engine::Rng& rng) {
   collect_pointers(document, Pointer(), pointers);
   const auto any = [](const Pointer&, const Json&) { return true; };
   const auto has_parent = [](const Pointer& p, const Json&) { return !p.empty(); };
-  const auto non_empty_array = [](const Pointer&, const Json& v) {
-    return v.is_array() && !v.empty();
-  };
   const auto is_string = [](const Pointer&, const Json& v) { return v.is_string(); };
   switch (rng.uniform_below(11)) {
     case 0:
@@ -258,17 +192,8 @@ std::string mutate_anywhere(Json& document, engine::Rng& rng) {
       document[to] = value;
       return show(to) + ": replaced by the value at " + show(from);
     }
-    case 5: {
-      const auto at = pick_pointer(document, pointers, rng, has_parent);
-      if (!at) return "nothing to delete";
-      Json& parent = document[at->parent_pointer()];
-      if (parent.is_object()) {
-        parent.erase(at->back());
-      } else {
-        parent.erase(static_cast<std::size_t>(std::stoul(at->back())));
-      }
-      return show(*at) + ": deleted";
-    }
+    case 5:
+      return delete_one(document, pointers, rng);
     case 6: {
       const auto is_object = [](const Pointer&, const Json& v) { return v.is_object(); };
       const auto at = pick_pointer(document, pointers, rng, is_object);
@@ -279,29 +204,10 @@ std::string mutate_anywhere(Json& document, engine::Rng& rng) {
       document[*at][key] = 1;
       return show(*at) + ": key " + quote_text(key) + " added";
     }
-    case 7: {
-      if (const auto at = pick_pointer(document, pointers, rng, non_empty_array)) {
-        Json& array = document[*at];
-        const std::size_t from = rng.uniform_below(array.size());
-        const std::size_t copies = 1 + rng.uniform_below(3);
-        const Json element = array[from];
-        for (std::size_t i = 0; i < copies; ++i) {
-          array.insert(array.begin() + static_cast<std::ptrdiff_t>(from), element);
-        }
-        return show(*at) + ": element " + std::to_string(from) + " duplicated " +
-               std::to_string(copies) + " times";
-      }
-      return "no array to duplicate into";
-    }
-    case 8: {
-      if (const auto at = pick_pointer(document, pointers, rng, non_empty_array)) {
-        Json& array = document[*at];
-        const std::size_t size = rng.uniform_below(array.size());
-        array.erase(array.begin() + static_cast<std::ptrdiff_t>(size), array.end());
-        return show(*at) + ": truncated to " + std::to_string(size) + " elements";
-      }
-      return "no array to truncate";
-    }
+    case 7:
+      return duplicate_element(document, pointers, rng);
+    case 8:
+      return truncate_array(document, pointers, rng);
     case 9: {  // text the JSON library cannot hold: raw bytes in a string or key, or a raw token
       if (rng.bernoulli(0.5)) {
         const Pointer at = pick_pointer(document, pointers, rng, has_parent).value_or(Pointer());
@@ -573,12 +479,6 @@ std::string mutate_compare_fields(Json& document, engine::Rng& rng) {
 
 // ---- the properties checked ------------------------------------------------------------------
 
-// A property of the consumers that a mutant broke.
-class FuzzProblem : public std::runtime_error {
- public:
-  explicit FuzzProblem(const std::string& message) : std::runtime_error(message) {}
-};
-
 // A ConfigError is acceptable when it is one short line that starts with `file` and a JSON
 // pointer, or with `file` and the line and column of text that is not JSON.
 bool acceptable_error(const std::string& message, const std::string& file) {
@@ -830,119 +730,20 @@ void exercise_compare(const fs::path& original_file, const fs::path& file, Stage
 
 // ---- isolation ------------------------------------------------------------------------------
 
-// How a mutant fared in its child process.
-struct Outcome {
-  enum class Kind { kRead, kConfigError, kProblem, kOtherException, kCrashed, kHung };
-  Kind kind = Kind::kCrashed;
-  std::string stage;    // the step it was in when it ended
-  std::string message;  // the exception's text, or the signal
-};
-
-// Runs `body` in a child process and reports how it ended: it returns normally (kRead), or
-// throws a ConfigError, a FuzzProblem or something else, or crashes or hangs in the step it
-// named last. The child reports through a pipe and exits without running the parent's handlers.
-Outcome run_isolated(const std::function<void(Stage&)>& body) {
+// run_isolated() with the step `body` is in kept in memory shared with the child process, so that
+// the outcome's stage names the step it ended in (a crash or a hang included).
+Outcome run_isolated_in_stages(const std::function<void(Stage&)>& body) {
   void* shared = mmap(nullptr, Stage::kMaxChars + 1, PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED) return {Outcome::Kind::kCrashed, "", "mmap() failed"};
   Stage stage(static_cast<char*>(shared));
-  const auto outcome = [&](Outcome::Kind kind, std::string message) {
-    Outcome out{kind, stage.name(), std::move(message)};
-    munmap(shared, Stage::kMaxChars + 1);
-    return out;
-  };
-  int fds[2];
-  if (pipe(fds) != 0) return outcome(Outcome::Kind::kCrashed, "pipe() failed");
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) return outcome(Outcome::Kind::kCrashed, "fork() failed");
-  if (pid == 0) {
-    close(fds[0]);
-    alarm(kTimeoutSeconds);
-    char kind = 'R';
-    std::string message;
-    try {
-      body(stage);
-    } catch (const ConfigError& error) {
-      kind = 'C';
-      message = error.what();
-    } catch (const FuzzProblem& error) {
-      kind = 'P';
-      message = error.what();
-    } catch (const std::exception& error) {
-      kind = 'E';
-      message = error.what();
-    } catch (...) {
-      kind = 'E';
-      message = "an exception that is not a std::exception";
-    }
-    message.insert(message.begin(), kind);
-    std::size_t written = 0;
-    while (written < message.size()) {
-      const ssize_t n = write(fds[1], message.data() + written, message.size() - written);
-      if (n <= 0) break;
-      written += static_cast<std::size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string report;
-  char buffer[4096];
-  while (true) {
-    const ssize_t n = read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    report.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status)) {
-    if (WTERMSIG(status) == SIGALRM) {
-      return outcome(Outcome::Kind::kHung,
-                     "no result after " + std::to_string(kTimeoutSeconds) + " s");
-    }
-    return outcome(Outcome::Kind::kCrashed, "killed by signal " + std::to_string(WTERMSIG(status)));
-  }
-  if (report.empty()) return outcome(Outcome::Kind::kCrashed, "exited without a report");
-  const std::string message = report.substr(1);
-  switch (report[0]) {
-    case 'R':
-      return outcome(Outcome::Kind::kRead, "");
-    case 'C':
-      return outcome(Outcome::Kind::kConfigError, message);
-    case 'P':
-      return outcome(Outcome::Kind::kProblem, message);
-    default:
-      return outcome(Outcome::Kind::kOtherException, message);
-  }
+  Outcome outcome = run_isolated([&] { body(stage); });
+  outcome.stage = stage.name();
+  munmap(shared, Stage::kMaxChars + 1);
+  return outcome;
 }
 
 // ---- the test ---------------------------------------------------------------------------------
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  ASSERT_TRUE(out.good()) << "cannot write " << path;
-}
-
-std::uint64_t fuzz_seed() {
-  const char* text = std::getenv("BINDERSIM_FUZZ_SEED");
-  return text != nullptr && *text != '\0' ? std::strtoull(text, nullptr, 0) : kFuzzSeed;
-}
-
-// A stream id per file name (FNV-1a), so that adding a file leaves the others' mutants alone.
-std::uint64_t stream_of(const std::string& name) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return hash;
-}
 
 // One fuzzed document: `subject` is "tests/golden/x.json" or the compare fixture's path.
 class ResultFuzzTest : public ::testing::TestWithParam<std::string> {
@@ -961,10 +762,10 @@ class ResultFuzzTest : public ::testing::TestWithParam<std::string> {
   // mutant is kept under kFailedMutantsDir for a closer look.
   void check(const fs::path& file, const std::function<void(Stage&)>& body,
              const std::string& description) {
-    const Outcome outcome = run_isolated(body);
+    const Outcome outcome = run_isolated_in_stages(body);
     std::string problem;
     switch (outcome.kind) {
-      case Outcome::Kind::kRead:
+      case Outcome::Kind::kReturned:
         ++read_;
         return;
       case Outcome::Kind::kConfigError:
@@ -1019,7 +820,7 @@ TEST_P(ResultFuzzTest, MutantsAreReadCheckedAndReportedOrFailWithOneClearLine) {
   const Json original = Json::parse(read_text(subject));
   const bool is_compare = original.at("schema") == "bindersim.compare/1";
   const int mutants = is_compare ? kMutantsPerCompare : kMutantsPerResult;
-  const std::uint64_t seed = fuzz_seed();
+  const std::uint64_t seed = fuzz_seed(kFuzzSeed);
   const fs::path file = work_dir_ / ("mutant-" + subject.filename().string());
 
   for (int index = 0; index < mutants; ++index) {
@@ -1061,16 +862,6 @@ std::vector<std::string> subjects() {
   std::sort(out.begin(), out.end());
   out.push_back(fs::relative(kCompareFile, kSourceDir).string());
   return out;
-}
-
-// "tests/golden/schd-dbg-fifo.json" -> "tests_golden_schd_dbg_fifo_json": a test name gtest
-// accepts.
-std::string test_name(const ::testing::TestParamInfo<std::string>& param) {
-  std::string name = param.param;
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Written, ResultFuzzTest, ::testing::ValuesIn(subjects()), test_name);
