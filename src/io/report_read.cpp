@@ -93,7 +93,7 @@ std::optional<SchedulerFields> read_scheduler(const JsonNode& root) {
 // its quotes.
 void add_override(std::string& text, const std::string& key, const nlohmann::json& value) {
   if (!text.empty()) text += ", ";
-  text += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  text += key + "=" + (value.is_string() ? value.get<std::string>() : compact_json(value));
 }
 
 ReportPolicy policy_of_result(ResultDocument result, std::optional<SchedulerFields> scheduler) {
@@ -206,7 +206,8 @@ void read_compare(const JsonDocument& document, ReportData& data) {
     std::string run_scenario = table.scenario;
     CompareColumn& with_overrides = overrides_only.columns.emplace_back();
     for (const auto& [key, value] : overrides.raw().items()) {
-      with_overrides.overrides.emplace_back(key, nlohmann::ordered_json::parse(value.dump()));
+      with_overrides.overrides.emplace_back(key,
+                                            nlohmann::ordered_json::parse(compact_json(value)));
       add_override(policy.overrides, key, value);
       if (key == "name" && value.is_string()) run_scenario = value.get<std::string>();
     }
