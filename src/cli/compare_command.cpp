@@ -316,7 +316,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
             workload::topology_file(plan.scenario, data_dir() / "topologies").string();
         // Constructed in place from load()'s result: a Topology "move" copies its graph.
         plan.topology.reset(new topology::Topology(
-            topology::Topology::load(plan.topology_file, data_dir() / "topologies")));
+            workload::load_topology(plan.scenario, data_dir() / "topologies")));
         plan.options.selector = selector_name;
         plan.options.placement = placement;
         const std::string selector = selector_name.value_or(plan.scenario.kernel.selector);

@@ -176,8 +176,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "log-level", po::value<std::string>(),
       "log level of the model's decisions on stderr: warn (default), info, debug")(
       "set", po::value<std::vector<std::string>>()->composing(),
-      "override a scenario option by its dotted path, e.g. --set kernel.placement=mainline "
-      "(repeatable)")("scenario", po::value<std::string>(), "scenario file or name");
+      "override a scenario option by its dotted path, e.g. --set kernel.placement=mainline, "
+      "or a value of its topology, e.g. --set topology.costs.wakeup_ref_ns=900 (repeatable)")(
+      "scenario", po::value<std::string>(), "scenario file or name");
   po::variables_map vm;
   if (!parse_options("run", args, options, "scenario", vm, err)) return 2;
   if (vm.count("help")) {
@@ -209,7 +210,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
         vm["scenario"].as<std::string>(), data_dir() / "scenarios", registry, set_overrides(vm));
     const std::string topology_path =
         workload::topology_file(scenario, data_dir() / "topologies").string();
-    const auto topology = topology::Topology::load(topology_path, data_dir() / "topologies");
+    const auto topology = workload::load_topology(scenario, data_dir() / "topologies");
     const std::vector<NamedInput> inputs = {{"the scenario", scenario.file},
                                             {"the topology", topology_path}};
     for (const char* option : {"out", "trace"}) {

@@ -344,17 +344,24 @@ std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorR
   };
   // Loads the scenario under `overrides` and checks its topology and (unless the sweep sets
   // them) its placement: what a run needs before it can start.
+  // Each topology is checked once for each set of its values the sweep overrides.
   std::set<std::string> checked_topologies;
   const auto load = [&](const std::vector<NamedValue>& overrides) {
     workload::Scenario scenario =
         workload::load_scenario(sweep.scenario, dirs.scenarios, registry, to_overrides(overrides));
     if (!sweep.placement) sched::make_placement(scenario.kernel.placement);
-    const std::string topology = workload::topology_reference(scenario);
-    if (!checked_topologies.count(topology)) {
+    std::string topology = workload::topology_reference(scenario);
+    for (const NamedValue& o : overrides) {
+      if (workload::is_topology_path(o.first))
+        topology += '\n' + o.first + '=' + compact_json(o.second);
+    }
+    if (checked_topologies.insert(topology).second) {
+      static_cast<void>(workload::load_topology(scenario, dirs.topologies));
       const std::string file = workload::topology_file(scenario, dirs.topologies).string();
-      topology::Topology::load(file, dirs.topologies);
-      checked_topologies.insert(topology);
-      if (topology_files) topology_files->push_back(file);
+      if (topology_files && std::find(topology_files->begin(), topology_files->end(), file) ==
+                                topology_files->end()) {
+        topology_files->push_back(file);
+      }
     }
     return scenario;
   };

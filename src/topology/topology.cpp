@@ -404,7 +404,7 @@ int scaled_capacity(std::int64_t product, std::int64_t max_product) {
 
 }  // namespace
 
-Topology Topology::from_json(const JsonNode& root) {
+Topology Topology::from_json(const JsonNode& root, std::optional<std::uint64_t> document_hash) {
   {
     // The schema is checked before anything else: a file of another version fails on it, not
     // on the keys that version added.
@@ -419,7 +419,7 @@ Topology Topology::from_json(const JsonNode& root) {
   Topology topology;
   topology.name_ = read_name(reader.required("name"));
   topology.description_ = reader.required("description").as_string();
-  topology.document_hash_ = bindersim::document_hash(root.raw());
+  topology.document_hash_ = document_hash ? *document_hash : bindersim::document_hash(root.raw());
 
   // Clusters and CPUs: ids 0..n-1 with each CPU in exactly one cluster.
   const JsonNode clusters_node = reader.required("clusters");
@@ -692,10 +692,17 @@ std::vector<std::string> Topology::available(const std::filesystem::path& topolo
 }
 
 Topology Topology::load(const std::string& name_or_path,
-                        const std::filesystem::path& topologies_dir) {
-  const JsonDocument document = JsonDocument::parse_file(
-      resolve_data_file(name_or_path, topologies_dir, "topology", "topologies"));
-  return from_json(document.root());
+                        const std::filesystem::path& topologies_dir,
+                        const std::function<void(nlohmann::json&)>& edit) {
+  const std::filesystem::path file =
+      resolve_data_file(name_or_path, topologies_dir, "topology", "topologies");
+  const JsonDocument document = JsonDocument::parse_file(file);
+  if (!edit) return from_json(document.root());
+  nlohmann::json value = document.value();
+  edit(value);
+  const JsonDocument edited =
+      JsonDocument::from_value(std::move(value), file.string() + " (with --set)");
+  return from_json(edited.root(), bindersim::document_hash(document.value()));
 }
 
 }  // namespace bindersim::topology

@@ -10,6 +10,9 @@
 namespace bindersim::workload {
 namespace {
 
+// Overrides whose path begins with this reach into the topology's document.
+constexpr std::string_view kTopologyPrefix = "topology.";
+
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -44,8 +47,11 @@ std::string overrides_text(const std::vector<Override>& overrides) {
   return compact_json(pairs);
 }
 
+bool is_topology_path(std::string_view path) { return path.starts_with(kTopologyPrefix); }
+
 bool paths_overlap(std::string_view a, std::string_view b) {
   if (a.size() > b.size()) std::swap(a, b);
+  if (is_topology_path(a) != is_topology_path(b)) return false;
   return b.substr(0, a.size()) == a && (b.size() == a.size() || b[a.size()] == '.');
 }
 
@@ -157,7 +163,18 @@ void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::si
 }  // namespace
 
 void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides) {
-  for (const Override& o : overrides) apply_at(&document, split_path(o.path), 0, "", o);
+  for (const Override& o : overrides) {
+    if (!is_topology_path(o.path)) apply_at(&document, split_path(o.path), 0, "", o);
+  }
+}
+
+void apply_topology_overrides(nlohmann::json& topology_document,
+                              const std::vector<Override>& overrides) {
+  // The path's first part, "topology", names the document; messages keep it in their paths.
+  for (const Override& o : overrides) {
+    if (is_topology_path(o.path))
+      apply_at(&topology_document, split_path(o.path), 1, "topology", o);
+  }
 }
 
 }  // namespace bindersim::workload

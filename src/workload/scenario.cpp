@@ -511,7 +511,15 @@ std::filesystem::path topology_file(const Scenario& scenario,
 
 topology::Topology load_topology(const Scenario& scenario,
                                  const std::filesystem::path& topologies_dir) {
-  return topology::Topology::load(topology_file(scenario, topologies_dir).string(), topologies_dir);
+  const std::string file = topology_file(scenario, topologies_dir).string();
+  const auto& overrides = scenario.overrides;
+  if (std::none_of(overrides.begin(), overrides.end(),
+                   [](const Override& o) { return is_topology_path(o.path); })) {
+    return topology::Topology::load(file, topologies_dir);
+  }
+  return topology::Topology::load(file, topologies_dir, [&](nlohmann::json& document) {
+    apply_topology_overrides(document, overrides);
+  });
 }
 
 Scenario load_scenario(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,

@@ -215,6 +215,52 @@ else
     "exit $rc: $(grep -E '^(scenario_hash|overrides) ' "$TMP/out" | head -c 300)"
 fi
 
+# --- the topology's values --------------------------------------------------------------------
+# --set topology.<path> changes a value of the scenario's topology: the run changes, the
+# topology hash stays the file's, the override is recorded, and check holds it to the
+# baseline's. The shipped value spelled out gives the plain run.
+WAKEUP=$(python3 -S -c 'import json, sys; print(json.load(open(sys.argv[1]))["costs"]["wakeup_ref_ns"])' \
+  "$ROOT/topologies/sa8155p.json")
+run run "$SCENARIO" "${SHORT_RUN[@]}" --selector fifo \
+  --set "topology.costs.wakeup_ref_ns=$((WAKEUP * 4))" --out "$TMP/wakeup-x4.json"
+rc_x4=$rc
+run run "$SCENARIO" "${SHORT_RUN[@]}" --selector fifo --set "topology.costs.wakeup_ref_ns=$WAKEUP" \
+  --out "$TMP/wakeup-same.json"
+rc_same=$rc
+if [[ $rc_x4 -eq 0 && $rc_same -eq 0 ]] && same_run "$TMP/fifo-plain.json" "$TMP/wakeup-same.json" &&
+  python3 - "$TMP" "$((WAKEUP * 4))" <<'PY'; then
+import json, sys
+load = lambda name: json.load(open(f"{sys.argv[1]}/{name}.json"))["provenance"]
+plain, x4 = load("fifo-plain"), load("wakeup-x4")
+sys.exit(not (x4["overrides"] == [["clients.0.iterations", 300],
+                                  ["topology.costs.wakeup_ref_ns", int(sys.argv[2])]] and
+              x4["topology_hash"] == plain["topology_hash"] and
+              x4["fingerprint"] != plain["fingerprint"]))
+PY
+  pass "--set topology.costs.wakeup_ref_ns changes the run and is recorded beside the file's hash"
+else
+  fail "--set topology.costs.wakeup_ref_ns changes the run and is recorded beside the file's hash" \
+    "exit $rc_x4/$rc_same: $(head -c 300 "$TMP/err")"
+fi
+run check "$TMP/wakeup-x4.json" --baseline "$TMP/fifo-plain.json"
+if [[ $rc -eq 1 ]] && grep -qE '^overrides .* FAIL \(differs\)' "$TMP/out" &&
+  grep -qE '^topology_hash .* OK' "$TMP/out"; then
+  pass "check fails a result run with other topology values than the baseline's"
+else
+  fail "check fails a result run with other topology values than the baseline's" \
+    "exit $rc: $(grep -E '^(topology_hash|overrides) ' "$TMP/out" | head -c 300)"
+fi
+# A topology value is checked as strictly as the topology file: one line, exit 2, no result.
+rm -f "$TMP/bad-topology.json"
+run run "$SCENARIO" --set topology.costs.wakeup_refns=1 --out "$TMP/bad-topology.json"
+if [[ $rc -eq 2 && ! -e "$TMP/bad-topology.json" && $(wc -l <"$TMP/err") -eq 1 ]] &&
+  grep -q "topologies/sa8155p.json (with --set): /costs/wakeup_refns: unknown key" "$TMP/err"; then
+  pass "a misspelt topology value is one line naming the topology file and pointer, exit 2"
+else
+  fail "a misspelt topology value is one line naming the topology file and pointer, exit 2" \
+    "exit $rc: $(head -c 300 "$TMP/err")"
+fi
+
 # --- listing and help ------------------------------------------------------------------------
 run run --list-selectors
 missing=""

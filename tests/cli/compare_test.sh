@@ -132,6 +132,18 @@ sys.exit(not ([c["label"] for c in d["columns"]] == ["[0,1,2,3]", "[4,5,6,7]"] a
               d["columns"][1]["overrides"]["processes.*.cpuset"] == [4, 5, 6, 7]))' \
   "$TMP/vary-array.json"
 
+# A topology value varies like a scenario value; the topology it changes may be chosen by --set.
+run compare "$SCENARIO" --vary topology.costs.context_switch_ref_ns=1800,7200 \
+  --set topology=sa8155p "${FAST[@]}" --out "$TMP/vary-topology.json"
+check "--vary of a topology value exits 0 beside a --set of the topology" test "$rc" -eq 0
+check "--vary of a topology value gives columns that differ in their runs, not their topology" \
+  python3 -S -c 'import json, sys; d = json.load(open(sys.argv[1]))
+a, b = (run["result"]["provenance"] for run in d["runs"])
+sys.exit(not ([c["label"] for c in d["columns"]] == ["1800", "7200"] and
+              a["topology_hash"] == b["topology_hash"] and a["fingerprint"] != b["fingerprint"] and
+              b["overrides"][-1] == ["topology.costs.context_switch_ref_ns", 7200]))' \
+  "$TMP/vary-topology.json"
+
 # --- bad input: exit 2, one line, no file ----------------------------------------------------
 expect_error() {
   local name=$1
@@ -164,6 +176,10 @@ check "--vary with a value given twice quotes the option as given" grep -qx \
 expect_error "--vary with a quote left open" --vary 'name=a"b,c'
 expect_error "--vary with a bracket left open" --vary 'processes.*.cpuset=[0,1,[2,3]'
 expect_error "a bad --set" --set clients.7.iterations=3
+expect_error "--vary with a topology value out of range" \
+  --vary topology.costs.context_switch_ref_ns=1800,-1
+expect_error "--vary of a topology value that --set sets too" \
+  --vary topology.costs.context_switch_ref_ns=1800,7200 --set topology.costs=null
 expect_error "--seeds 0" --seeds 0
 # Each run keeps its result until the end: 2^31 - 1 seeds ran out of memory (exit 3).
 expect_error "--seeds beyond the bound" --seeds 2147483647

@@ -171,6 +171,25 @@ check "an axis that changes no selector's parameters is refused" grep -qxF -- \
   "bindersim sweep expand: $TMP/params-unused.json: /axes/0: it changes the parameters of no selector the sweep runs (ctabs, fifo), so its points would be alike" \
   "$TMP/err"
 
+# --- a topology value as an axis --------------------------------------------------------------
+# The runs change the topology's value; their results keep the file's topology hash, so the
+# seeds of a point pool.
+cat >"$TMP/cost.json" <<'JSON'
+{"schema": "bindersim.sweep/1", "name": "cost", "scenario": "schd-dbg",
+ "set": {"clients.*.iterations": 40}, "selectors": ["fifo"], "seeds": 2,
+ "axes": [{"key": "topology.costs.context_switch_ref_ns", "name": "switch",
+           "values": [1800, 7200]}]}
+JSON
+run sweep expand "$TMP/cost.json" --out "$TMP/cost.jsonl"
+run sweep run "$TMP/cost.jsonl" --out-dir "$TMP/cost"
+run sweep merge "$TMP/cost" --runs "$TMP/cost.jsonl" --out "$TMP/cost-summary.json"
+check "a sweep over a topology value merges" test "$rc" -eq 0
+check "its points differ" python3 -S -c '
+import json, sys
+points = json.load(open(sys.argv[1]))["points"]
+means = [p["columns"][0]["pooled"]["latency"]["mean_ns"] for p in points]
+sys.exit(not (len(means) == 2 and means[0] < means[1]))' "$TMP/cost-summary.json"
+
 # --- control characters in axis values ---------------------------------------------------------
 # A string value with a newline or an escape is printed escaped in progress lines and titles.
 cat >"$TMP/control.json" <<'JSON'
@@ -272,6 +291,12 @@ printf '%s\n' '{"schema": "bindersim.sweep/1", "name": "bad", "scenario": "schd-
   >"$TMP/bad-value.json"
 expect_error "a sweep with an invalid axis value" "$TMP/x.jsonl" expand "$TMP/bad-value.json"
 check "its error names the value" grep -q "bad-value.json: /axes/0/values/1: " "$TMP/err"
+sed 's/7200/-1/' "$TMP/cost.json" >"$TMP/bad-cost.json"
+expect_error "a sweep with a topology value out of range" "$TMP/x.jsonl" expand \
+  "$TMP/bad-cost.json"
+check "its error names the value and the topology's pointer" grep -q \
+  "bad-cost.json: /axes/0/values/1: .*sa8155p.json (with --set): /costs/context_switch_ref_ns: " \
+  "$TMP/err"
 expect_error "--shard 3/3" "$TMP/x.jsonl" run "$RUNS" --shard 3/3 --out-dir "$TMP/bad-dir"
 expect_error "--shard and --index together" "$TMP/x.jsonl" run "$RUNS" --shard 0/2 --index 1 \
   --out-dir "$TMP/bad-dir"

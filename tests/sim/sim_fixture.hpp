@@ -27,7 +27,7 @@ inline workload::Scenario scaled_scenario(const std::string& name, std::int64_t 
 }
 
 inline topology::Topology topology_of(const workload::Scenario& scenario) {
-  return topology::Topology::load(scenario.topology, kSourceDir + "/topologies");
+  return workload::load_topology(scenario, kSourceDir + "/topologies");
 }
 
 // Runs under `selector` of `registry`, with the scenario's placement unless `placement` names

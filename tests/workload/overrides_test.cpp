@@ -5,6 +5,7 @@
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/selectors/registry.hpp"
+#include "bindersim/topology/topology.hpp"
 #include "bindersim/workload/overrides.hpp"
 #include "bindersim/workload/scenario.hpp"
 
@@ -138,6 +139,45 @@ TEST(OverrideTest, PathsOverlapWhenOneHoldsTheOther) {
   EXPECT_FALSE(paths_overlap("clients.1", "clients.10"));
 }
 
+// "topology" names the topology; "topology.<path>" changes a value of the topology named. The one
+// does not undo the other.
+TEST(OverrideTest, TopologyPathsReachIntoTheTopologyDocument) {
+  EXPECT_TRUE(is_topology_path("topology.costs.wakeup_ref_ns"));
+  EXPECT_FALSE(is_topology_path("topology"));
+  EXPECT_FALSE(is_topology_path("topologyx.y"));
+  EXPECT_FALSE(is_topology_path("kernel.topology.x"));
+  EXPECT_FALSE(paths_overlap("topology", "topology.costs.wakeup_ref_ns"));
+  EXPECT_FALSE(paths_overlap("topology.costs", "topology"));
+  EXPECT_TRUE(paths_overlap("topology.costs", "topology.costs.wakeup_ref_ns"));
+  EXPECT_FALSE(paths_overlap("topology.costs.wakeup_ref_ns", "costs.wakeup_ref_ns"));
+
+  // Each document takes its own overrides, in order, and leaves the other's alone.
+  const std::vector<Override> overrides = {
+      parse_override("topology=sm8850"), parse_override("topology.costs.wakeup_ref_ns=900"),
+      parse_override("clients.0.iterations=5"), parse_override("topology.clusters.*.capacity=7"),
+      parse_override("topology.costs.wakeup_ref_ns=950")};
+  nlohmann::json scenario = {{"topology", "sa8155p"}, {"clients", {{{"iterations", 10}}}}};
+  apply_overrides(scenario, overrides);
+  EXPECT_EQ(scenario, nlohmann::json({{"topology", "sm8850"}, {"clients", {{{"iterations", 5}}}}}));
+  nlohmann::json topology = {{"costs", {{"wakeup_ref_ns", 700}}},
+                             {"clusters", {{{"capacity", 1}}, {{"capacity", 2}}}}};
+  apply_topology_overrides(topology, overrides);
+  EXPECT_EQ(topology, nlohmann::json({{"costs", {{"wakeup_ref_ns", 950}}},
+                                      {"clusters", {{{"capacity", 7}}, {{"capacity", 7}}}}}));
+
+  // Messages name the path as given, "topology." included.
+  EXPECT_EQ(error_of([&] {
+              apply_topology_overrides(topology, {parse_override("topology.clusters.2.x=1")});
+            }),
+            "--set topology.clusters.2.x=1: \"2\" is not an index of the 2-element array "
+            "\"topology.clusters\" (or * for every element)");
+  EXPECT_EQ(error_of([&] {
+              apply_topology_overrides(topology, {parse_override("topology.nosuch.0=1")});
+            }),
+            "--set topology.nosuch.0=1: topology has no \"nosuch\", so \"0\" after \"nosuch\" "
+            "addresses no element");
+}
+
 TEST(OverrideTest, OverriddenScenarioIsCheckedAsStrictlyAsTheFile) {
   // An override is parsed like the file itself: a misspelt key is an unknown key.
   selectors::SelectorRegistry registry;
@@ -156,6 +196,43 @@ TEST(OverrideTest, OverriddenScenarioIsCheckedAsStrictlyAsTheFile) {
                           0),
             0u)
       << message;
+}
+
+// The scenario's topology is loaded with its overrides applied, checked as strictly as the file,
+// and still identified by the file's own hash: the overrides are recorded beside it.
+TEST(OverrideTest, TopologyOverridesApplyWhenTheScenarioLoadsItsTopology) {
+  selectors::SelectorRegistry registry;
+  selectors::register_builtin_selectors(registry);
+  const std::string scenarios = kSourceDir + "/scenarios";
+  const std::string topologies = kSourceDir + "/topologies";
+  const auto load = [&](const std::vector<std::string>& sets) {
+    std::vector<Override> overrides;
+    for (const std::string& text : sets) overrides.push_back(parse_override(text));
+    return load_topology(load_scenario("schd-dbg", scenarios, registry, overrides), topologies);
+  };
+  const topology::Topology shipped = load({});
+  const topology::Topology changed =
+      load({"topology.costs.wakeup_ref_ns=2500", "topology.memory.latency_ns=150.5"});
+  EXPECT_NE(shipped.costs().wakeup_ref_ns, 2500);
+  EXPECT_EQ(changed.costs().wakeup_ref_ns, 2500);
+  EXPECT_EQ(changed.costs().context_switch_ref_ns, shipped.costs().context_switch_ref_ns);
+  EXPECT_EQ(changed.document_hash(), shipped.document_hash());
+  // The scenario's choice of topology comes first, whatever the order of the options.
+  const topology::Topology other = load({"topology.costs.wakeup_ref_ns=2500", "topology=sm8850"});
+  EXPECT_EQ(other.name(), "sm8850");
+  EXPECT_EQ(other.costs().wakeup_ref_ns, 2500);
+
+  const std::string file = topologies + "/sa8155p.json";
+  const std::string misspelt = error_of([&] { load({"topology.costs.wakeup_refns=1"}); });
+  EXPECT_EQ(misspelt.rfind(file + " (with --set): /costs/wakeup_refns: unknown key (did you mean "
+                                  "\"wakeup_ref_ns\"?)",
+                           0),
+            0u)
+      << misspelt;
+  EXPECT_EQ(error_of([&] { load({"topology.costs.wakeup_ref_ns=-5"}); }),
+            file +
+                " (with --set): /costs/wakeup_ref_ns: expected an integer in [0, "
+                "1000000000000], got -5");
 }
 
 }  // namespace

@@ -6,7 +6,10 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,10 +112,16 @@ class Topology {
   // '/' (errors then name the path as given); otherwise a name looked up as
   // <topologies_dir>/<name>.json, and an unknown name lists the available ones. Throws
   // ConfigError on any bad input.
-  static Topology load(const std::string& name_or_path,
-                       const std::filesystem::path& topologies_dir);
+  // `edit`, when given, changes the parsed document before it is read (a scenario's overrides of
+  // topology values): errors then name the file "(with --set)", and document_hash() stays the
+  // file's.
+  static Topology load(const std::string& name_or_path, const std::filesystem::path& topologies_dir,
+                       const std::function<void(nlohmann::json&)>& edit = nullptr);
   // Builds from an already parsed document root (for tests and embedded topologies).
-  static Topology from_json(const JsonNode& root);
+  // `document_hash`, when given, is recorded in place of the root's own: that of the file a
+  // document edited after reading came from.
+  static Topology from_json(const JsonNode& root,
+                            std::optional<std::uint64_t> document_hash = std::nullopt);
   // Names of the topologies in `topologies_dir` (its *.json files without the extension),
   // sorted; empty when the directory does not exist.
   static std::vector<std::string> available(const std::filesystem::path& topologies_dir);

@@ -161,8 +161,8 @@ std::string topology_reference(const Scenario& scenario);
 // or path that leads to no file is a ConfigError at the scenario's "/topology".
 std::filesystem::path topology_file(const Scenario& scenario,
                                     const std::filesystem::path& topologies_dir);
-// Loads the scenario's topology from topology_file(); an error inside the topology file names
-// that file.
+// Loads the scenario's topology from topology_file(), with the scenario's overrides of topology
+// values applied (is_topology_path()); an error inside the topology file names that file.
 topology::Topology load_topology(const Scenario& scenario,
                                  const std::filesystem::path& topologies_dir);
 
