@@ -7,6 +7,7 @@
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/topology/topology.hpp"
+#include "bindersim/workload/overrides.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 
@@ -14,7 +15,7 @@ namespace bindersim::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: bindersim topology show NAME_OR_PATH [--dot]\n"
+    "usage: bindersim topology show NAME_OR_PATH [--dot] [--set topology.KEY=VALUE]...\n"
     "       bindersim topology list\n"
     "\n"
     "show   prints a topology: clusters, capacities, idle states, operating points, caches,\n"
@@ -22,11 +23,14 @@ constexpr const char* kUsage =
     "       name from `bindersim topology list` (topologies/NAME.json) or a path to a .json\n"
     "       file.\n"
     "       --dot  writes the cache graph in Graphviz format instead.\n"
+    "       --set  changes a value first, as `bindersim run --set topology.KEY=VALUE` does\n"
+    "              (repeatable).\n"
     "list   prints the names of the available topologies.\n"
     "\n"
     "examples:\n"
     "  bindersim topology show sa8155p\n"
-    "  bindersim topology show sa8155p --dot | dot -Tsvg -o sa8155p.svg\n";
+    "  bindersim topology show sa8155p --dot | dot -Tsvg -o sa8155p.svg\n"
+    "  bindersim topology show sa8155p --set topology.shared_caches.0.latency_ns=45\n";
 
 // One usage error line; the exit code of bad input.
 int usage_error(std::ostream& err, const std::string& message) {
@@ -37,12 +41,23 @@ int usage_error(std::ostream& err, const std::string& message) {
 int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string name;
   bool dot = false;
+  std::vector<workload::Override> overrides;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--dot") {
       dot = true;
+    } else if (arg == "--set" || arg.starts_with("--set=")) {
+      if (arg == "--set" && i + 1 == args.size()) {
+        return usage_error(err, "show: --set needs topology.KEY=VALUE");
+      }
+      overrides.push_back(workload::parse_override(arg == "--set" ? args[++i] : arg.substr(6)));
+      if (!workload::is_topology_path(overrides.back().path)) {
+        throw ConfigError(overrides.back().text +
+                          ": expected a path into the topology, topology.KEY (e.g. "
+                          "topology.costs.wakeup_ref_ns=900)");
+      }
     } else if (arg.size() > 1 && arg.front() == '-') {
-      return usage_error(err, "show: unknown option \"" + arg + "\"; valid: --dot, --help");
+      return usage_error(err, "show: unknown option \"" + arg + "\"; valid: --dot, --set, --help");
     } else if (!name.empty()) {
       return usage_error(err, "show: unexpected argument \"" + arg + "\" after \"" + name + "\"");
     } else {
@@ -51,7 +66,12 @@ int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   }
   if (name.empty()) return usage_error(err, "show: missing NAME_OR_PATH");
 
-  const topology::Topology topology = topology::Topology::load(name, data_dir() / "topologies");
+  const auto apply = [&](nlohmann::json& document) {
+    workload::apply_topology_overrides(document, overrides);
+  };
+  const topology::Topology topology =
+      topology::Topology::load(name, data_dir() / "topologies",
+                               overrides.empty() ? std::function<void(nlohmann::json&)>() : apply);
   // Rendered in full before anything is written, so a failure leaves no partial output.
   std::ostringstream text;
   if (dot) {

@@ -447,6 +447,23 @@ else
   fail "topology show sa8155p --dot prints a digraph" "exit $rc"
 fi
 
+# --set changes a value as a run's topology.KEY=VALUE does: the L3 at 45 ns puts 45 in every
+# cell between two CPUs, and the shipped file's 34.1 nowhere.
+run topology show sa8155p --set topology.shared_caches.0.latency_ns=45
+if [[ $rc -eq 0 ]] && grep -qE '^  cpu0 +2\.2( +45){7}$' "$TMP/out" && ! grep -q '34\.1' "$TMP/out"; then
+  pass "topology show --set topology.shared_caches.0.latency_ns=45 shows the changed matrix"
+else
+  fail "topology show --set topology.shared_caches.0.latency_ns=45 shows the changed matrix" \
+    "exit $rc: $(grep -E '^  cpu0 ' "$TMP/out")"
+fi
+run topology show sa8155p --set clients.0.iterations=5
+if [[ $rc -eq 2 && ! -s "$TMP/out" && $(wc -l <"$TMP/err") -eq 1 ]] &&
+  grep -qF -- "--set clients.0.iterations=5: expected a path into the topology" "$TMP/err"; then
+  pass "topology show --set of a scenario path: exit 2, one line, nothing on stdout"
+else
+  fail "topology show --set of a scenario path: exit 2, one line, nothing on stdout" "exit $rc"
+fi
+
 run topology show "$TMP/bad-capacity.json"
 if [[ $rc -eq 2 && ! -s "$TMP/out" && $(wc -l <"$TMP/err") -eq 1 ]] &&
   grep -qF "$TMP/bad-capacity.json: /clusters/1/capacity_dmips_mhz: " "$TMP/err"; then
