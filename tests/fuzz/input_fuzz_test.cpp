@@ -2,11 +2,12 @@
 // scenario that uses every scenario feature at once (tests/data/scenarios/every-feature.json,
 // where nested calls meet the options that lengthen kernel paths), is mutated a few hundred times
 // with the project's own RNG: values replaced by another JSON type, zero, negative, huge or
-// NaN-like values, keys deleted or added, arrays duplicated into or truncated, and (for scenarios)
-// --set overrides. Each mutant goes through the loading path of `bindersim run`. It must either
-// load and then run a scaled-down simulation to the end, or fail with a one-line ConfigError naming
-// the file and a JSON pointer. Each mutant runs in a child process, so that a crash, a failed
-// invariant check or a hang is reported with its mutations.
+// NaN-like values, keys deleted or added, arrays duplicated into or truncated, and --set overrides
+// (for a topology, topology.KEY paths given with a scenario that names it). Each mutant goes
+// through the loading path of `bindersim run`. It must either load and then run a scaled-down
+// simulation to the end, or fail with a one-line ConfigError naming the file and a JSON pointer.
+// Each mutant runs in a child process, so that a crash, a failed invariant check or a hang is
+// reported with its mutations.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -275,8 +276,9 @@ TEST_P(InputFuzzTest, MutantsLoadAndRunOrFailWithOneClearLine) {
     std::vector<std::string> set_texts;
     std::string description =
         "seed " + std::to_string(seed) + " mutant " + std::to_string(index) + ":";
-    if (is_scenario && rng.bernoulli(0.15)) {
-      set_texts.push_back(random_override_text(mutant, rng));
+    if (rng.bernoulli(0.15)) {
+      // A topology is changed through the host scenario's topology.KEY paths.
+      set_texts.push_back((is_scenario ? "" : "topology.") + random_override_text(mutant, rng));
       description += " --set '" + set_texts.back() + "'";
     } else {
       const int mutations = rng.bernoulli(0.7) ? 1 : 2 + static_cast<int>(rng.uniform_below(2));
@@ -289,7 +291,7 @@ TEST_P(InputFuzzTest, MutantsLoadAndRunOrFailWithOneClearLine) {
     } else {
       const fs::path file = work_dir_ / "topology.json";
       write_text(file, mutant.dump(1));
-      check(host_file, {}, {file.string(), host_file.string()}, description);
+      check(host_file, set_texts, {file.string(), host_file.string()}, description);
     }
   }
   report();
