@@ -25,6 +25,7 @@
 #include "bindersim/sched/placement.hpp"
 #include "bindersim/selectors/registry.hpp"
 #include "bindersim/sim/simulation.hpp"
+#include "bindersim/stats/summary.hpp"
 #include "bindersim/sweep/merge.hpp"
 #include "bindersim/sweep/run_record.hpp"
 #include "bindersim/sweep/sweep.hpp"
@@ -80,13 +81,19 @@ constexpr const char* kRunUsage =
     "  bindersim sweep run runs.jsonl --shard \"$SLURM_ARRAY_TASK_ID/8\" --out-dir results\n";
 
 constexpr const char* kMergeUsage =
-    "usage: bindersim sweep merge DIR [--runs RUNS] [--out SUMMARY]\n"
+    "usage: bindersim sweep merge DIR [--runs RUNS] [--out SUMMARY] [--across METRICS]\n"
     "\n"
     "Pools the results in DIR (files <run_id>.json) per (axis values, selector) across seeds:\n"
     "histograms merged bucket by bucket, counts and times added, as if one run had made every\n"
     "call. Prints one table per combination of axis values; --out writes the summary JSON.\n"
+    "With --across, prints instead one table with a row per combination: for each metric named,\n"
+    "the first selector's pooled value and the others' Δ% against it.\n"
     "With --runs, only the runs of RUNS are merged and its runs without a result are reported\n"
-    "(stderr and summary); the exit status is then 1.\n";
+    "(stderr and summary); the exit status is then 1.\n"
+    "\n"
+    "examples:\n"
+    "  bindersim sweep merge results --runs runs.jsonl --out summary.json\n"
+    "  bindersim sweep merge results --across throughput,latency.mean,latency.p50,latency.p99\n";
 
 // Missing runs named one per line on stderr; the summary lists them all.
 constexpr std::size_t kMissingLines = 20;
@@ -343,7 +350,10 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       "runs", po::value<std::string>(),
       "runs file: merge only its runs and report those without a result")(
       "out,o", po::value<std::string>(), "write the summary JSON to SUMMARY")(
-      "dir", po::value<std::string>(), "directory of the result files");
+      "across", po::value<std::string>(),
+      "one table across the points of these metrics, comma-separated keys of the summary's "
+      "\"metrics\" (e.g. throughput,latency.p50)")("dir", po::value<std::string>(),
+                                                   "directory of the result files");
   po::variables_map vm;
   if (!parse_options("sweep merge", args, options, "dir", vm, err)) return 2;
   if (vm.count("help")) {
@@ -351,6 +361,11 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     return 0;
   }
   if (!vm.count("dir")) return usage_error(err, "sweep merge", "missing DIR");
+  std::vector<std::size_t> across;
+  if (vm.count("across")) {
+    across = sweep::metric_indices(stats::comparison_metrics(), vm["across"].as<std::string>(),
+                                   "--across");
+  }
   const fs::path dir = vm["dir"].as<std::string>();
   std::optional<std::vector<sweep::RunSpec>> listed;
   if (vm.count("runs")) listed = sweep::read_runs_file(vm["runs"].as<std::string>());
@@ -393,7 +408,11 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     sweep::write_summary_json(summary, json);
     write_file_atomically(vm["out"].as<std::string>(), json.str());
   }
-  sweep::print_sweep_tables(summary, out);
+  if (vm.count("across")) {
+    sweep::print_sweep_overview(summary, across, out);
+  } else {
+    sweep::print_sweep_tables(summary, out);
+  }
 
   err << fmt::format("sweep {}: merged {} result(s) into {} point(s)\n",
                      console_text(summary.sweep), summary.merged, summary.points.size());

@@ -16,10 +16,9 @@ using nlohmann::ordered_json;
 
 constexpr std::string_view kNotSignificantMark = "~";
 constexpr std::string_view kUntestedMark = "?";
-constexpr std::size_t kGap = 2;  // spaces between columns
 
-// Display width of UTF-8 text ("±" and "Δ" are one column each): the bytes that do not
-// continue a multi-byte sequence.
+}  // namespace
+
 std::size_t display_width(std::string_view text) {
   return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char ch) {
     return (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
@@ -35,6 +34,8 @@ std::string pad_right(const std::string& text, std::size_t width) {
   const std::size_t w = display_width(text);
   return w >= width ? text : text + std::string(width - w, ' ');
 }
+
+namespace {
 
 // Decimals that give a mean of this size four significant digits, within [1, 4].
 int decimals_for(double x) {
@@ -63,16 +64,16 @@ std::string grouped(double x, int decimals) {
   return sign + out + text.substr(point);
 }
 
-std::string mean_cell(const stats::ColumnStats& s) {
+}  // namespace
+
+std::string mean_cell(const stats::ColumnStats& s, bool with_ci) {
   if (!s.mean) return "-";
   const int decimals = decimals_for(*s.mean);
   std::string cell = grouped(*s.mean, decimals);
-  if (s.ci95) cell += " ± " + grouped(*s.ci95, decimals);
+  if (with_ci && s.ci95) cell += " ± " + grouped(*s.ci95, decimals);
   return cell;
 }
 
-// With several seeds, a difference is marked not significant, or untested when either column
-// has fewer than two values (a tier that some seeds never reach); with one seed, nothing is.
 std::string delta_cell(const stats::ColumnStats& s, bool several_seeds) {
   if (!s.delta_pct) return "-";
   double rounded = std::round(*s.delta_pct * 10.0) / 10.0;
@@ -85,6 +86,8 @@ std::string delta_cell(const stats::ColumnStats& s, bool several_seeds) {
   }
   return cell;
 }
+
+namespace {
 
 // Distinct values of a column field, in column order, joined by ",".
 template <typename Field>
@@ -99,6 +102,8 @@ std::string distinct_joined(const CompareReport& report, Field field) {
   return out;
 }
 
+}  // namespace
+
 std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
   if (seeds.empty()) return "seeds none";
   if (seeds.size() == 1) return fmt::format("seed {}", seeds[0]);
@@ -109,8 +114,6 @@ std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
   for (std::size_t i = 0; i < seeds.size(); ++i) out += fmt::format("{}{}", i ? "," : "", seeds[i]);
   return out;
 }
-
-}  // namespace
 
 ordered_json summary_value_json(const std::optional<double>& x) {
   if (!x) return nullptr;
@@ -186,7 +189,7 @@ void print_compare_table(const CompareReport& report, std::ostream& out) {
     label_width = std::max(label_width, display_width(row.metric.label));
     unit_width = std::max(unit_width, display_width(row.metric.unit));
     for (std::size_t c = 0; c < num_columns; ++c) {
-      values[m].push_back(mean_cell(row.columns[c]));
+      values[m].push_back(mean_cell(row.columns[c], /*with_ci=*/true));
       value_width[c] = std::max(value_width[c], display_width(values[m].back()));
       deltas[m].push_back(c == 0 ? "" : delta_cell(row.columns[c], several_seeds));
       const stats::ColumnStats& s = row.columns[c];

@@ -511,6 +511,135 @@ void print_sweep_tables(const SweepSummary& summary, std::ostream& out) {
   }
 }
 
+std::vector<std::size_t> metric_indices(const std::vector<stats::Metric>& metrics,
+                                        const std::string& keys, const std::string& option) {
+  std::string valid;
+  for (const stats::Metric& metric : metrics) valid += (valid.empty() ? "" : ", ") + metric.key;
+  std::vector<std::size_t> indices;
+  std::size_t start = 0;
+  while (start <= keys.size()) {
+    const std::size_t comma = std::min(keys.find(',', start), keys.size());
+    const std::string key = keys.substr(start, comma - start);
+    const auto found = std::find_if(metrics.begin(), metrics.end(),
+                                    [&](const stats::Metric& m) { return m.key == key; });
+    if (found == metrics.end()) {
+      throw ConfigError(option + " " + quote_text(keys) + ": unknown metric " + quote_text(key) +
+                        "; valid metrics: " + valid);
+    }
+    const auto index = static_cast<std::size_t>(found - metrics.begin());
+    if (std::find(indices.begin(), indices.end(), index) != indices.end()) {
+      throw ConfigError(option + " " + quote_text(keys) + ": " + quote_text(key) + " given twice");
+    }
+    indices.push_back(index);
+    start = comma + 1;
+  }
+  return indices;
+}
+
+void print_sweep_overview(const SweepSummary& summary,
+                          const std::vector<std::size_t>& metric_indices, std::ostream& out) {
+  // The columns of every point, in order of first appearance: the first is the baseline.
+  std::vector<std::string> labels;
+  std::set<std::uint64_t> seeds;
+  for (const SweepPoint& point : summary.points) {
+    for (const SweepColumn& column : point.columns) {
+      if (std::find(labels.begin(), labels.end(), column.label) == labels.end()) {
+        labels.push_back(column.label);
+      }
+      seeds.insert(column.seeds.begin(), column.seeds.end());
+    }
+  }
+  out << fmt::format("sweep {} | {}", console_text(summary.sweep),
+                     io::seeds_text({seeds.begin(), seeds.end()}));
+  if (labels.size() > 1) out << " | Δ% against " << console_text(labels.front());
+  out << '\n';
+  if (labels.empty()) return;
+
+  // Every cell first, row 0 and 1 the headings, so that each column is as wide as its widest
+  // cell; a metric's label heads its group of columns.
+  const std::size_t num_axes = summary.axis_names.size();
+  std::vector<std::vector<std::string>> rows(2);
+  std::vector<std::size_t> group_start;  // the column of each metric's first cell
+  for (const std::string& name : summary.axis_names) {
+    rows[0].emplace_back();
+    rows[1].push_back(console_text(name));
+  }
+  for (const std::size_t m : metric_indices) {
+    const stats::Metric& metric = summary.metrics[m];
+    group_start.push_back(rows[1].size());
+    for (std::size_t c = 0; c < labels.size(); ++c) {
+      rows[0].push_back(c == 0 ? metric.label + " (" + metric.unit + ")" : "");
+      rows[1].push_back(console_text(labels[c]) + (c == 0 ? "" : " Δ%"));
+    }
+  }
+  const bool several_seeds = seeds.size() >= 2;
+  for (const SweepPoint& point : summary.points) {
+    std::vector<std::string>& row = rows.emplace_back();
+    for (const auto& axis : point.axes) row.push_back(console_text(value_label(axis.second)));
+    row.resize(num_axes);
+    const std::vector<stats::MetricSummary> statistics = point_statistics(summary, point);
+    for (const std::size_t m : metric_indices) {
+      for (std::size_t c = 0; c < labels.size(); ++c) {
+        const auto column =
+            std::find_if(point.columns.begin(), point.columns.end(),
+                         [&](const SweepColumn& x) { return x.label == labels[c]; });
+        // A Δ is against the point's own first column: only where that is the baseline.
+        const bool has_baseline = point.columns.front().label == labels.front();
+        if (column == point.columns.end() || (c != 0 && !has_baseline)) {
+          row.emplace_back("-");
+          continue;
+        }
+        const stats::ColumnStats& s =
+            statistics[m].columns[static_cast<std::size_t>(column - point.columns.begin())];
+        row.push_back(c == 0 ? io::mean_cell(s, /*with_ci=*/false)
+                             : io::delta_cell(s, several_seeds));
+      }
+    }
+  }
+  std::vector<std::size_t> width(rows[1].size(), 0);
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    for (std::size_t i = 0; i < rows[r].size(); ++i) {
+      width[i] = std::max(width[i], io::display_width(rows[r][i]));
+    }
+  }
+  // A metric's label may be wider than its columns: the last of them widens to hold it.
+  for (std::size_t g = 0; g < group_start.size(); ++g) {
+    const std::size_t first = group_start[g];
+    const std::size_t last = first + labels.size() - 1;
+    std::size_t span = 0;
+    for (std::size_t i = first; i <= last; ++i) span += width[i] + (i == first ? 0 : io::kGap);
+    const std::size_t need = io::display_width(rows[0][first]);
+    if (need > span) width[last] += need - span;
+  }
+  const auto print = [&out](std::string line) {
+    line.erase(line.find_last_not_of(' ') + 1);
+    out << line << '\n';
+  };
+  // The first heading: blank over the axes, each metric's label over its group of columns.
+  std::string heading;
+  for (std::size_t i = 0; i < num_axes; ++i) {
+    heading += std::string(i == 0 ? 0 : io::kGap, ' ') + std::string(width[i], ' ');
+  }
+  for (const std::size_t first : group_start) {
+    std::size_t span = 0;
+    for (std::size_t i = first; i < first + labels.size(); ++i) {
+      span += width[i] + (i == first ? 0 : io::kGap);
+    }
+    heading += std::string(first == 0 ? 0 : io::kGap, ' ') + io::pad_right(rows[0][first], span);
+  }
+  print(heading);
+  // The rest: axis values to the left, figures to the right.
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    std::string line;
+    for (std::size_t i = 0; i < rows[r].size(); ++i) {
+      line +=
+          std::string(i == 0 ? 0 : io::kGap, ' ') +
+          (i < num_axes ? io::pad_right(rows[r][i], width[i]) : io::pad_left(rows[r][i], width[i]));
+    }
+    print(line);
+  }
+}
+
 ordered_json summary_to_json(const SweepSummary& summary) {
   ordered_json j = ordered_json::object();
   j["schema"] = kSummarySchema;

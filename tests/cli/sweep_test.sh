@@ -85,6 +85,29 @@ check "a table per payload size, headed by its value" \
 check "the tables compare fifo and ctabs" grep -q '^metric .*fifo .*ctabs .*Δ%$' "$TMP/out"
 check "the legend says values are pooled" grep -q 'histograms merged bucket by bucket' "$TMP/out"
 
+# --across: one table, a row per payload size, fifo's pooled throughput and ctabs's Δ% as the
+# summary has them.
+run sweep merge "$TMP/one" --runs "$RUNS" --across throughput,latency.p50
+check "merge --across exits 0" test "$rc" -eq 0
+check "merge --across prints a row per point with the summary's figures" python3 -S - \
+  "$TMP/out" "$TMP/summary-one.json" <<'PY'
+import json, re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+points = json.load(open(sys.argv[2]))["points"]
+def delta(metric):
+    d = metric["delta_pct"]
+    return f"{round(d, 1):+.1f}%" + ("" if metric["significant"] else "~")
+rows = [re.split(r" {2,}", line.strip()) for line in lines[3:]]
+expected = [[str(p["axes"]["payload_bytes"]),
+             delta(p["columns"][1]["metrics"]["throughput"]),
+             delta(p["columns"][1]["metrics"]["latency.p50"])] for p in points]
+sys.exit(not (lines[0] == "sweep small | seeds 1..2 | Δ% against fifo" and
+              "throughput (calls/s)" in lines[1] and "latency p50 (us)" in lines[1] and
+              re.split(r" {2,}", lines[2].strip()) ==
+              ["payload_bytes", "fifo", "ctabs Δ%", "fifo", "ctabs Δ%"] and
+              [[r[0], r[2], r[4]] for r in rows] == expected))
+PY
+
 python3 -S - "$TMP/summary-one.json" "$TMP/one" "$RUNS" <<'PY' >"$TMP/checks" 2>&1
 import json, os, sys
 summary = json.load(open(sys.argv[1]))
@@ -297,6 +320,10 @@ expect_error "a sweep with a topology value out of range" "$TMP/x.jsonl" expand 
 check "its error names the value and the topology's pointer" grep -q \
   "bad-cost.json: /axes/0/values/1: .*sa8155p.json (with --set): /costs/context_switch_ref_ns: " \
   "$TMP/err"
+expect_error "merge --across with an unknown metric" "$TMP/x.json" merge "$TMP/one" \
+  --across throughput,latency.p95 --out "$TMP/x.json"
+check "its error names the metric and lists the valid ones" grep -q \
+  'unknown metric "latency.p95"; valid metrics: throughput, latency.mean, ' "$TMP/err"
 expect_error "--shard 3/3" "$TMP/x.jsonl" run "$RUNS" --shard 3/3 --out-dir "$TMP/bad-dir"
 expect_error "--shard and --index together" "$TMP/x.jsonl" run "$RUNS" --shard 0/2 --index 1 \
   --out-dir "$TMP/bad-dir"

@@ -71,6 +71,24 @@ std::string report_varied_paths(const CompareReport& report);
 // their widest cell) and deterministic; nothing about threads or time.
 void print_compare_table(const CompareReport& report, std::ostream& out);
 
+// The cells of the comparison tables, shared with sweep merge's overview.
+inline constexpr std::size_t kGap = 2;  // spaces between the columns of a table
+// Display width of UTF-8 text ("±" and "Δ" are one column each): the bytes that do not
+// continue a multi-byte sequence.
+std::size_t display_width(std::string_view text);
+// `text` padded with spaces to `width` display columns, on the left or the right.
+std::string pad_left(const std::string& text, std::size_t width);
+std::string pad_right(const std::string& text, std::size_t width);
+// The mean with four significant digits (at least one decimal, at most four) and grouped
+// thousands, followed by " ± ci95" when `with_ci` and the CI is defined; "-" when undefined.
+std::string mean_cell(const stats::ColumnStats& s, bool with_ci);
+// Δ% with one decimal ("+4.3%"), "-" when undefined. With several seeds, a difference is marked
+// "~" when not significant, or "?" when either column has fewer than two values to test (a
+// tier that some seeds never reach); with one seed, nothing is.
+std::string delta_cell(const stats::ColumnStats& s, bool several_seeds);
+// "seed 1", "seeds 1..5" (consecutive) or "seeds 1,3,7"; "seeds none" when empty.
+std::string seeds_text(const std::vector<std::uint64_t>& seeds);
+
 // The document, keys in this order: schema, scenario, topology, seeds, columns [{label,
 // selector, overrides}], runs [{column, seed, result}], summary {<metric key>: {unit, better,
 // columns [{label, mean, ci95, delta_pct, significant}]}}; undefined values are null. Doubles

@@ -128,6 +128,20 @@ std::vector<stats::MetricSummary> point_statistics(const SweepSummary& summary,
 // pooled, a line naming missing runs if any, and an empty line. Deterministic.
 void print_sweep_tables(const SweepSummary& summary, std::ostream& out);
 
+// The keys of `metrics` ("throughput,latency.p50") as their indices in summary.metrics, in the
+// order given; an unknown or repeated key is a ConfigError that names `option` and lists the
+// valid keys.
+std::vector<std::size_t> metric_indices(const std::vector<stats::Metric>& metrics,
+                                        const std::string& keys, const std::string& option);
+
+// One table across the points: a header line (the sweep, its seeds, the baseline column), two
+// heading lines, and a row per point with its axis values and, for each metric of
+// `metric_indices` (metric_indices()), the pooled value of the first column of the union of the
+// points' columns (the baseline) and each other column's Δ% against it, marked as in
+// io::print_compare_table; "-" where a point lacks a column or a value. Deterministic.
+void print_sweep_overview(const SweepSummary& summary,
+                          const std::vector<std::size_t>& metric_indices, std::ostream& out);
+
 // The document, keys in this order: schema, sweep, axes [names], metrics [{key, label, unit,
 // better}], runs {listed (null without a runs file), merged, ignored, missing [{index, run_id,
 // axes {name: value}, selector, placement, seed}]}, points [{axes {name: value}, columns
