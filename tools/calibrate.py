@@ -36,7 +36,9 @@ Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N]
   --set KEY=VALUE    a scenario override passed to every `bindersim run` (repeatable), e.g.
                      --set kernel.misfit_migration=true, or --set topology=mydevice (a name:
                      topologies/mydevice.json; a relative path is taken from the scenario's
-                     directory)
+                     directory), or a topology value, --set topology.costs.wakeup_ref_ns=900;
+                     --silver-throughput and --throughput-cpus read the CPUs from the
+                     scenario's own topology file, as written
   --reference FILE   the measured baseline (default tools/calibration/sa8155p-reference.json);
                      a benchmark it does not give is left out. tools/trace-tiers.py
                      --schd-dbg-reference writes one from a device's trace of schd-dbg

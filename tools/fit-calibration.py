@@ -34,7 +34,8 @@ Usage: tools/fit-calibration.py [--write] [--budget N] [--samples N] [--param NA
   --diagnose-silver  with --eval: also run binder-throughput confined to the silver CPUs
   --list           print the parameters, their bounds and starting values
   --set KEY=VALUE  a scenario override passed to every `bindersim run` (repeatable), e.g.
-                   --set kernel.misfit_migration=true (docs/calibration.md)
+                   --set kernel.misfit_migration=true (docs/calibration.md); not of a
+                   topology value (topology.KEY): --param sets those
   --objective mean the expected squared error of the seed-averaged result (what
                    tools/calibrate.py --seeds checks) instead of one run's
   --step S         first step of the local search in unit space (default 0.25)
@@ -606,6 +607,11 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--bindersim", default=str(ROOT / "build" / "bindersim"))
     args = parser.parse_args()
+    # The fit writes the topology's values itself: an override of one would pin it unseen.
+    for override in args.overrides:
+        if override.startswith("topology."):
+            parser.error(f"--set {override}: the fit sets the topology's values itself; "
+                         "start a parameter with --param NAME=VALUE (and --fix NAME)")
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.bt_seeds = [int(s) for s in args.bt_seeds.split(",")]
     args.bt_iterations = [int(n) for n in args.bt_iterations.split(",")]

@@ -205,7 +205,8 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
       "wakeup placement policy for every column: mainline, gki or walt (default: the scenario's)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario option by its dotted path for every column, e.g. --set "
-      "clients.0.iterations=1000 (repeatable)")(
+      "clients.0.iterations=1000, or a value of its topology, e.g. --set "
+      "topology.costs.wakeup_ref_ns=900 (repeatable)")(
       "jobs,j", po::value<int>(),
       "runs at once (default and most: the number of hardware threads)")(
       "out,o", po::value<std::string>(), "write the comparison JSON to FILE")(

@@ -355,8 +355,9 @@ std::vector<RunSpec> expand_sweep(const Sweep& sweep, const selectors::SelectorR
       if (workload::is_topology_path(o.first))
         topology += '\n' + o.first + '=' + compact_json(o.second);
     }
-    if (checked_topologies.insert(topology).second) {
+    if (!checked_topologies.count(topology)) {
       static_cast<void>(workload::load_topology(scenario, dirs.topologies));
+      checked_topologies.insert(topology);  // only once it loaded: a retry must fail again
       const std::string file = workload::topology_file(scenario, dirs.topologies).string();
       if (topology_files && std::find(topology_files->begin(), topology_files->end(), file) ==
                                 topology_files->end()) {

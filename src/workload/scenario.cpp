@@ -528,6 +528,13 @@ Scenario load_scenario(const std::string& name_or_path, const std::filesystem::p
   const auto file = resolve_data_file(name_or_path, scenarios_dir, "scenario", "scenarios");
   const auto document = JsonDocument::parse_file(file);
   if (overrides.empty()) return parse_scenario(document.root(), selectors);
+  // Overrides of topology values alone leave the scenario document as the file has it.
+  if (std::all_of(overrides.begin(), overrides.end(),
+                  [](const Override& o) { return is_topology_path(o.path); })) {
+    Scenario scenario = parse_scenario(document.root(), selectors);
+    scenario.overrides = overrides;
+    return scenario;
+  }
   nlohmann::json value = document.value();
   apply_overrides(value, overrides);
   const auto overridden =

@@ -314,6 +314,24 @@ printf '%s\n' '{"schema": "bindersim.sweep/1", "name": "bad", "scenario": "schd-
   >"$TMP/bad-value.json"
 expect_error "a sweep with an invalid axis value" "$TMP/x.jsonl" expand "$TMP/bad-value.json"
 check "its error names the value" grep -q "bad-value.json: /axes/0/values/1: " "$TMP/err"
+# A scenario whose own topology is bad is at fault, not the sweep's set, however often the
+# topology is loaded.
+python3 -S - "$ROOT/scenarios/schd-dbg.json" "$TMP/no-topology.json" <<'PY'
+import json, sys
+scenario = json.load(open(sys.argv[1]))
+scenario["topology"] = "nosuch"
+json.dump(scenario, open(sys.argv[2], "w"))
+PY
+cat >"$TMP/bad-topology-sweep.json" <<JSON
+{"schema": "bindersim.sweep/1", "name": "bad", "scenario": "$TMP/no-topology.json",
+ "set": {"clients.*.iterations": 10}, "selectors": ["fifo"], "seeds": 1,
+ "axes": [{"key": "kernel.placement", "values": ["gki"]}]}
+JSON
+expect_error "a sweep of a scenario with a bad topology" "$TMP/x.jsonl" expand \
+  "$TMP/bad-topology-sweep.json"
+check "its error is the scenario's, not the set's" grep -q \
+  'bad-topology-sweep.json: /scenario: .*no-topology.json: /topology: unknown topology "nosuch"' \
+  "$TMP/err"
 sed 's/7200/-1/' "$TMP/cost.json" >"$TMP/bad-cost.json"
 expect_error "a sweep with a topology value out of range" "$TMP/x.jsonl" expand \
   "$TMP/bad-cost.json"

@@ -1,6 +1,7 @@
 // --set overrides: parsing KEY=VALUE and applying dotted paths to a scenario document.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <functional>
 
 #include "bindersim/common/error.hpp"
@@ -233,6 +234,33 @@ TEST(OverrideTest, TopologyOverridesApplyWhenTheScenarioLoadsItsTopology) {
             file +
                 " (with --set): /costs/wakeup_ref_ns: expected an integer in [0, "
                 "1000000000000], got -5");
+}
+
+// Overrides of topology values alone leave the scenario as its file has it: its errors name the
+// file alone, and it records them all the same.
+TEST(OverrideTest, TopologyOverridesAloneLeaveTheScenarioDocumentAsTheFileHasIt) {
+  selectors::SelectorRegistry registry;
+  selectors::register_builtin_selectors(registry);
+  const std::string scenarios = kSourceDir + "/scenarios";
+  const Scenario plain = load_scenario("schd-dbg", scenarios, registry);
+  const std::vector<Override> overrides = {parse_override("topology.costs.wakeup_ref_ns=900")};
+  const Scenario changed = load_scenario("schd-dbg", scenarios, registry, overrides);
+  EXPECT_EQ(changed.file, plain.file);
+  EXPECT_EQ(changed.document_hash, plain.document_hash);
+  ASSERT_EQ(changed.overrides.size(), 1u);
+  EXPECT_EQ(changed.overrides[0].path, "topology.costs.wakeup_ref_ns");
+
+  const std::string broken = ::testing::TempDir() + "/unknown-kernel-key.json";
+  {
+    std::ifstream in(kSourceDir + "/scenarios/schd-dbg.json");
+    nlohmann::json document = nlohmann::json::parse(in);
+    document["kernel"]["bogus"] = 1;
+    document["topology"] = kSourceDir + "/topologies/sa8155p.json";
+    std::ofstream(broken) << document.dump();
+  }
+  const std::string message =
+      error_of([&] { load_scenario(broken, scenarios, registry, overrides); });
+  EXPECT_EQ(message.rfind(broken + ": /kernel/bogus: unknown key", 0), 0u) << message;
 }
 
 }  // namespace

@@ -141,8 +141,10 @@ struct Scenario {
   // document_hash() of the scenario document as read, before `overrides`: the two identify
   // what a run was made from (a result's provenance).
   std::uint64_t document_hash = 0;
-  std::vector<Override> overrides;  // applied by load_scenario(), in order
-  std::string topology;             // name or path
+  // Applied in order: by load_scenario(), but those of topology values (is_topology_path()) by
+  // load_topology().
+  std::vector<Override> overrides;
+  std::string topology;  // name or path
   std::uint64_t seed = 1;
   std::int64_t time_limit_ns = 0;  // stop the simulation here even if clients are not done
   // Extra report printed beside bindersim's: "" or "binder-throughput" (binderThroughputTest's
