@@ -438,11 +438,13 @@ check "half of its runs normalise the vruntime, free before the reply, create as
   test "$(grep -cF '["kernel.vruntime_across_rt","normalised"]' "$TMP/out")" -eq 120 -a \
   "$(grep -cF '["processes.0.free_before_reply",true]' "$TMP/out")" -eq 120 -a \
   "$(grep -cF '["processes.1.thread_creation","bionic"]' "$TMP/out")" -eq 120
-run sweep expand "$ROOT/sweeps/cost-sensitivity.json"
-check "sweeps/cost-sensitivity.json expands to 3 x 3 points x 2 selectors x 10 seeds" \
-  test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 180
-check "a third of its runs halve the topology's context switch" \
-  test "$(grep -cF '["topology.costs.context_switch_ref_ns",900]' "$TMP/out")" -eq 60
+for sweep in cost-sensitivity cost-throughput; do
+  run sweep expand "$ROOT/sweeps/$sweep.json"
+  check "sweeps/$sweep.json expands to 3 x 3 points x 2 selectors x 10 seeds" \
+    test "$rc" -eq 0 -a "$(wc -l <"$TMP/out")" -eq 180
+  check "a third of its runs halve the topology's context switch" \
+    test "$(grep -cF '["topology.costs.context_switch_ref_ns",900]' "$TMP/out")" -eq 60
+done
 for sweep in pelt-clock-sensitivity pelt-clock-throughput; do
   run sweep expand "$ROOT/sweeps/$sweep.json"
   check "sweeps/$sweep.json expands to 2 points x 3 selectors x 10 seeds" \
