@@ -8,6 +8,7 @@
 #include "bindersim/common/error.hpp"
 #include "bindersim/topology/topology.hpp"
 #include "bindersim/workload/overrides.hpp"
+#include "bindersim/workload/scenario.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 
@@ -66,12 +67,8 @@ int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   }
   if (name.empty()) return usage_error(err, "show: missing NAME_OR_PATH");
 
-  const auto apply = [&](nlohmann::json& document) {
-    workload::apply_topology_overrides(document, overrides);
-  };
   const topology::Topology topology =
-      topology::Topology::load(name, data_dir() / "topologies",
-                               overrides.empty() ? std::function<void(nlohmann::json&)>() : apply);
+      workload::load_topology(name, data_dir() / "topologies", overrides);
   // Rendered in full before anything is written, so a failure leaves no partial output.
   std::ostringstream text;
   if (dot) {

@@ -509,17 +509,22 @@ std::filesystem::path topology_file(const Scenario& scenario,
   return file;
 }
 
-topology::Topology load_topology(const Scenario& scenario,
-                                 const std::filesystem::path& topologies_dir) {
-  const std::string file = topology_file(scenario, topologies_dir).string();
-  const auto& overrides = scenario.overrides;
+topology::Topology load_topology(const std::string& name_or_path,
+                                 const std::filesystem::path& topologies_dir,
+                                 const std::vector<Override>& overrides) {
   if (std::none_of(overrides.begin(), overrides.end(),
                    [](const Override& o) { return is_topology_path(o.path); })) {
-    return topology::Topology::load(file, topologies_dir);
+    return topology::Topology::load(name_or_path, topologies_dir);
   }
-  return topology::Topology::load(file, topologies_dir, [&](nlohmann::json& document) {
+  return topology::Topology::load(name_or_path, topologies_dir, [&](nlohmann::json& document) {
     apply_topology_overrides(document, overrides);
   });
+}
+
+topology::Topology load_topology(const Scenario& scenario,
+                                 const std::filesystem::path& topologies_dir) {
+  return load_topology(topology_file(scenario, topologies_dir).string(), topologies_dir,
+                       scenario.overrides);
 }
 
 Scenario load_scenario(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,

@@ -167,6 +167,11 @@ std::filesystem::path topology_file(const Scenario& scenario,
 // values applied (is_topology_path()); an error inside the topology file names that file.
 topology::Topology load_topology(const Scenario& scenario,
                                  const std::filesystem::path& topologies_dir);
+// Loads the topology `name_or_path` as Topology::load() does, with the overrides of topology
+// values among `overrides` applied (is_topology_path(); the others are not its).
+topology::Topology load_topology(const std::string& name_or_path,
+                                 const std::filesystem::path& topologies_dir,
+                                 const std::vector<Override>& overrides);
 
 // The selector `name` (a --selector, or the scenario's), built with the scenario's parameters
 // for it if it has any; an unknown name is a ConfigError listing the valid ones.
