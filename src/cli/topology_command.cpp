@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/common/json_reader.hpp"
 #include "bindersim/topology/topology.hpp"
 #include "bindersim/workload/overrides.hpp"
 #include "bindersim/workload/scenario.hpp"
@@ -51,12 +52,13 @@ int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
       if (arg == "--set" && i + 1 == args.size()) {
         return usage_error(err, "show: --set needs topology.KEY=VALUE");
       }
-      overrides.push_back(workload::parse_override(arg == "--set" ? args[++i] : arg.substr(6)));
-      if (!workload::is_topology_path(overrides.back().path)) {
-        throw ConfigError(overrides.back().text +
-                          ": expected a path into the topology, topology.KEY (e.g. "
+      const std::string text = arg == "--set" ? args[++i] : arg.substr(6);
+      if (!workload::is_topology_path(text) || text.find('=') == std::string::npos) {
+        throw ConfigError("--set " + quote_text(text) +
+                          ": expected topology.KEY=VALUE, a value of the topology (e.g. "
                           "topology.costs.wakeup_ref_ns=900)");
       }
+      overrides.push_back(workload::parse_override(text));
     } else if (arg.size() > 1 && arg.front() == '-') {
       return usage_error(err, "show: unknown option \"" + arg + "\"; valid: --dot, --set, --help");
     } else if (!name.empty()) {

@@ -458,7 +458,8 @@ else
 fi
 run topology show sa8155p --set clients.0.iterations=5
 if [[ $rc -eq 2 && ! -s "$TMP/out" && $(wc -l <"$TMP/err") -eq 1 ]] &&
-  grep -qF -- "--set clients.0.iterations=5: expected a path into the topology" "$TMP/err"; then
+  grep -qF -- '--set "clients.0.iterations=5": expected topology.KEY=VALUE, a value of the topology' \
+    "$TMP/err"; then
   pass "topology show --set of a scenario path: exit 2, one line, nothing on stdout"
 else
   fail "topology show --set of a scenario path: exit 2, one line, nothing on stdout" "exit $rc"
