@@ -538,16 +538,37 @@ std::vector<std::size_t> metric_indices(const std::vector<stats::Metric>& metric
 
 void print_sweep_overview(const SweepSummary& summary,
                           const std::vector<std::size_t>& metric_indices, std::ostream& out) {
-  // The columns of every point, in order of first appearance: the first is the baseline.
-  std::vector<std::string> labels;
+  // The columns of the sweep, each a (selector, placement) wherever a point has it, in the
+  // order of the points' own columns: one a point lacks does not move the others, and the
+  // first is the baseline.
+  using ColumnKey = std::pair<std::string, std::string>;
+  const auto key_of_column = [](const SweepColumn& c) {
+    return ColumnKey(c.selector, c.placement);
+  };
+  std::vector<ColumnKey> keys;
   std::set<std::uint64_t> seeds;
   for (const SweepPoint& point : summary.points) {
-    for (const SweepColumn& column : point.columns) {
-      if (std::find(labels.begin(), labels.end(), column.label) == labels.end()) {
-        labels.push_back(column.label);
+    for (std::size_t i = 0; i < point.columns.size(); ++i) {
+      const ColumnKey key = key_of_column(point.columns[i]);
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+      // Before the first column listed already that follows it in this point.
+      auto at = keys.end();
+      for (std::size_t j = i + 1; j < point.columns.size() && at == keys.end(); ++j) {
+        at = std::find(keys.begin(), keys.end(), key_of_column(point.columns[j]));
       }
+      keys.insert(at, key);
+    }
+    for (const SweepColumn& column : point.columns) {
       seeds.insert(column.seeds.begin(), column.seeds.end());
     }
+  }
+  // A selector's label names its placement when the sweep runs it under several.
+  std::vector<std::string> labels;
+  for (const ColumnKey& key : keys) {
+    const bool several = std::count_if(keys.begin(), keys.end(), [&](const ColumnKey& k) {
+                           return k.first == key.first;
+                         }) > 1;
+    labels.push_back(several ? key.first + " " + key.second : key.first);
   }
   out << fmt::format("sweep {} | {}", console_text(summary.sweep),
                      io::seeds_text({seeds.begin(), seeds.end()}));
@@ -572,25 +593,34 @@ void print_sweep_overview(const SweepSummary& summary,
       rows[1].push_back(console_text(labels[c]) + (c == 0 ? "" : " Δ%"));
     }
   }
-  const bool several_seeds = seeds.size() >= 2;
+  bool any_untested = false;
+  bool any_several_seeds = false;
   for (const SweepPoint& point : summary.points) {
     std::vector<std::string>& row = rows.emplace_back();
     for (const auto& axis : point.axes) row.push_back(console_text(value_label(axis.second)));
     row.resize(num_axes);
+    // As the point's own table: marks only where the point has several seeds.
+    std::set<std::uint64_t> point_seeds;
+    for (const SweepColumn& column : point.columns) {
+      point_seeds.insert(column.seeds.begin(), column.seeds.end());
+    }
+    const bool several_seeds = point_seeds.size() >= 2;
+    any_several_seeds |= several_seeds;
+    // A Δ is against the point's own first column: only where that is the baseline.
+    const bool has_baseline = key_of_column(point.columns.front()) == keys.front();
     const std::vector<stats::MetricSummary> statistics = point_statistics(summary, point);
     for (const std::size_t m : metric_indices) {
-      for (std::size_t c = 0; c < labels.size(); ++c) {
+      for (std::size_t c = 0; c < keys.size(); ++c) {
         const auto column =
             std::find_if(point.columns.begin(), point.columns.end(),
-                         [&](const SweepColumn& x) { return x.label == labels[c]; });
-        // A Δ is against the point's own first column: only where that is the baseline.
-        const bool has_baseline = point.columns.front().label == labels.front();
+                         [&](const SweepColumn& x) { return key_of_column(x) == keys[c]; });
         if (column == point.columns.end() || (c != 0 && !has_baseline)) {
           row.emplace_back("-");
           continue;
         }
         const stats::ColumnStats& s =
             statistics[m].columns[static_cast<std::size_t>(column - point.columns.begin())];
+        any_untested |= c != 0 && several_seeds && s.delta_pct && !s.significant;
         row.push_back(c == 0 ? io::mean_cell(s, /*with_ci=*/false)
                              : io::delta_cell(s, several_seeds));
       }
@@ -638,6 +668,16 @@ void print_sweep_overview(const SweepSummary& summary,
     }
     print(line);
   }
+  // The legend of the per-point tables, for the values shown here.
+  if (any_untested) out << "? = not tested: fewer than two seeds gave the metric a value\n";
+  out << "values pooled over the calls of each point's seeds";
+  if (labels.size() > 1) {
+    out << "; Δ% of the pooled values against " << console_text(labels.front());
+    if (any_several_seeds) {
+      out << "; ~ = not significant (Welch's t-test of the per-seed values, 5% level)";
+    }
+  }
+  out << '\n';
 }
 
 ordered_json summary_to_json(const SweepSummary& summary) {

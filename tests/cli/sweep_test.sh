@@ -97,7 +97,7 @@ points = json.load(open(sys.argv[2]))["points"]
 def delta(metric):
     d = metric["delta_pct"]
     return f"{round(d, 1):+.1f}%" + ("" if metric["significant"] else "~")
-rows = [re.split(r" {2,}", line.strip()) for line in lines[3:]]
+rows = [re.split(r" {2,}", line.strip()) for line in lines[3:-1]]
 expected = [[str(p["axes"]["payload_bytes"]),
              delta(p["columns"][1]["metrics"]["throughput"]),
              delta(p["columns"][1]["metrics"]["latency.p50"])] for p in points]
@@ -105,7 +105,8 @@ sys.exit(not (lines[0] == "sweep small | seeds 1..2 | Δ% against fifo" and
               "throughput (calls/s)" in lines[1] and "latency p50 (us)" in lines[1] and
               re.split(r" {2,}", lines[2].strip()) ==
               ["payload_bytes", "fifo", "ctabs Δ%", "fifo", "ctabs Δ%"] and
-              [[r[0], r[2], r[4]] for r in rows] == expected))
+              [[r[0], r[2], r[4]] for r in rows] == expected and
+              lines[-1].startswith("values pooled over the calls of each point's seeds; ")))
 PY
 
 python3 -S - "$TMP/summary-one.json" "$TMP/one" "$RUNS" <<'PY' >"$TMP/checks" 2>&1

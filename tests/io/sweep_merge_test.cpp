@@ -607,18 +607,20 @@ TEST(SweepOverviewTest, OneRowPerPointWithTheBaselinesValueAndTheOthersDelta) {
             "sweep demo | seeds 1..3 | Δ% against fifo\n"
             "         latency mean (us)\n"
             "payload   fifo    ctabs Δ%\n"
-            "16       257.1     -20.0%~\n");
+            "16       257.1     -20.0%~\n"
+            "values pooled over the calls of each point's seeds; Δ% of the pooled values against "
+            "fifo; ~ = not significant (Welch's t-test of the per-seed values, 5% level)\n");
 }
 
-// A point without the baseline's column has no Δ%: "-" in its cells. With one seed nothing is
-// marked.
+// A point without the baseline's column has no Δ%: "-" in its cells, and the baseline stays the
+// first selector even when the first point lacks it. With one seed nothing is marked.
 TEST(SweepOverviewTest, APointWithoutTheBaselineShowsNoDelta) {
   SweepMerger merger;
   std::size_t index = 0;
   for (const int payload : {4096, 16}) {
     for (const char* selector : {"fifo", "ctabs"}) {
       const RunSpec run = make_run(index++, selector, 1, payload);
-      if (payload == 16 && std::string(selector) == "fifo") continue;
+      if (payload == 4096 && std::string(selector) == "fifo") continue;
       const std::int64_t latency_ns = std::string(selector) == "fifo" ? 50'000 : 40'000;
       merger.add(read_record(record_text(run, make_result(selector, 1, 2, latency_ns, index))),
                  "r.json");
@@ -631,8 +633,45 @@ TEST(SweepOverviewTest, APointWithoutTheBaselineShowsNoDelta) {
             "sweep demo | seed 1 | Δ% against fifo\n"
             "         latency mean (us)\n"
             "payload   fifo    ctabs Δ%\n"
-            "4096     50.00      -20.0%\n"
-            "16           -           -\n");
+            "4096         -           -\n"
+            "16       50.00      -20.0%\n"
+            "values pooled over the calls of each point's seeds; Δ% of the pooled values against "
+            "fifo\n");
+}
+
+// A selector run under two placements is labelled with each, at every point: also where one
+// point lacks one of them (whose own table then labels the other by its selector alone).
+TEST(SweepOverviewTest, ColumnsAreLabelledOnceForTheWholeSweep) {
+  SweepMerger merger;
+  std::size_t index = 0;
+  for (const int payload : {16, 4096}) {
+    for (const auto& [selector, placement] :
+         {std::pair<std::string, std::string>{"fifo", "mainline"},
+          {"ctabs", "mainline"},
+          {"ctabs", "gki"}}) {
+      RunSpec run = make_run(index++, selector, 1, payload);
+      run.placement = placement;
+      run.run_id = run_id_of(run);
+      if (payload == 4096 && placement == "gki") continue;
+      stats::RunResult result = make_result(selector, 1, 2, 50'000, index);
+      result.placement = placement;
+      merger.add(read_record(record_text(run, result)), "r.json");
+    }
+  }
+  const SweepSummary summary = std::move(merger).finish();
+  ASSERT_EQ(summary.points.size(), 2u);
+  ASSERT_EQ(summary.points[1].columns.size(), 2u);
+  EXPECT_EQ(summary.points[1].columns[1].label, "ctabs");  // the point's own table
+  std::ostringstream out;
+  print_sweep_overview(summary, metric_indices(summary.metrics, "latency.mean", "--across"), out);
+  EXPECT_EQ(out.str(),
+            "sweep demo | seed 1 | Δ% against fifo\n"
+            "         latency mean (us)\n"
+            "payload   fifo  ctabs mainline Δ%  ctabs gki Δ%\n"
+            "16       50.00              +0.0%         +0.0%\n"
+            "4096     50.00              +0.0%             -\n"
+            "values pooled over the calls of each point's seeds; Δ% of the pooled values against "
+            "fifo\n");
 }
 
 }  // namespace
