@@ -639,6 +639,27 @@ TEST(SweepOverviewTest, APointWithoutTheBaselineShowsNoDelta) {
             "fifo\n");
 }
 
+// Each row is marked as its point's own table marks it: with three seeds a difference is tested,
+// with one (a point whose other seeds are missing) nothing is.
+TEST(SweepOverviewTest, EachPointIsMarkedByItsOwnSeeds) {
+  SweepMerger merger;
+  for (const RunRecord& record : point_records()) merger.add(record, "r.json");
+  std::size_t index = 6;
+  for (const char* selector : {"fifo", "ctabs"}) {
+    const RunSpec run = make_run(index++, selector, 1, 4096);
+    const std::int64_t latency_ns = std::string(selector) == "fifo" ? 100'000 : 80'000;
+    merger.add(read_record(record_text(run, make_result(selector, 1, 1, latency_ns, index))),
+               "r.json");
+  }
+  const SweepSummary summary = std::move(merger).finish();
+  ASSERT_EQ(summary.points.size(), 2u);
+  std::ostringstream out;
+  print_sweep_overview(summary, metric_indices(summary.metrics, "latency.mean", "--across"), out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("\n16       257.1     -20.0%~\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n4096     100.0      -20.0%\n"), std::string::npos) << text;
+}
+
 // A selector run under two placements is labelled with each, at every point: also where one
 // point lacks one of them (whose own table then labels the other by its selector alone).
 TEST(SweepOverviewTest, ColumnsAreLabelledOnceForTheWholeSweep) {
