@@ -406,6 +406,19 @@ SweepSummary SweepMerger::finish() && {
   return summary;
 }
 
+namespace {
+
+// The seeds any column of `point` merged: those its table is over.
+std::set<std::uint64_t> seeds_of(const SweepPoint& point) {
+  std::set<std::uint64_t> seeds;
+  for (const SweepColumn& column : point.columns) {
+    seeds.insert(column.seeds.begin(), column.seeds.end());
+  }
+  return seeds;
+}
+
+}  // namespace
+
 std::vector<stats::MetricSummary> point_statistics(const SweepSummary& summary,
                                                    const SweepPoint& point) {
   std::vector<stats::MetricSummary> out;
@@ -440,9 +453,8 @@ void print_sweep_tables(const SweepSummary& summary, std::ostream& out) {
   for (const SweepPoint& point : summary.points) {
     if (!point.axes.empty()) out << "== " << axes_text(point.axes) << " ==\n";
     io::CompareReport report;
-    std::set<std::uint64_t> seeds;
+    const std::set<std::uint64_t> seeds = seeds_of(point);
     for (const SweepColumn& column : point.columns) {
-      seeds.insert(column.seeds.begin(), column.seeds.end());
       if (report.scenario.empty() && column.pooled) report.scenario = column.pooled->scenario;
       io::CompareColumn c;
       c.label = column.label;
@@ -558,9 +570,7 @@ void print_sweep_overview(const SweepSummary& summary,
       }
       keys.insert(at, key);
     }
-    for (const SweepColumn& column : point.columns) {
-      seeds.insert(column.seeds.begin(), column.seeds.end());
-    }
+    seeds.merge(seeds_of(point));
   }
   // A selector's label names its placement when the sweep runs it under several.
   std::vector<std::string> labels;
@@ -600,11 +610,7 @@ void print_sweep_overview(const SweepSummary& summary,
     for (const auto& axis : point.axes) row.push_back(console_text(value_label(axis.second)));
     row.resize(num_axes);
     // As the point's own table: marks only where the point has several seeds.
-    std::set<std::uint64_t> point_seeds;
-    for (const SweepColumn& column : point.columns) {
-      point_seeds.insert(column.seeds.begin(), column.seeds.end());
-    }
-    const bool several_seeds = point_seeds.size() >= 2;
+    const bool several_seeds = seeds_of(point).size() >= 2;
     any_several_seeds |= several_seeds;
     // A Δ is against the point's own first column: only where that is the baseline.
     const bool has_baseline = key_of_column(point.columns.front()) == keys.front();
@@ -632,14 +638,19 @@ void print_sweep_overview(const SweepSummary& summary,
       width[i] = std::max(width[i], io::display_width(rows[r][i]));
     }
   }
-  // A metric's label may be wider than its columns: the last of them widens to hold it.
-  for (std::size_t g = 0; g < group_start.size(); ++g) {
-    const std::size_t first = group_start[g];
-    const std::size_t last = first + labels.size() - 1;
+  // The width of the group of columns from `first`, gaps between them included.
+  const auto group_span = [&](std::size_t first) {
     std::size_t span = 0;
-    for (std::size_t i = first; i <= last; ++i) span += width[i] + (i == first ? 0 : io::kGap);
+    for (std::size_t i = first; i < first + labels.size(); ++i) {
+      span += width[i] + (i == first ? 0 : io::kGap);
+    }
+    return span;
+  };
+  // A metric's label may be wider than its columns: the last of them widens to hold it.
+  for (const std::size_t first : group_start) {
+    const std::size_t span = group_span(first);
     const std::size_t need = io::display_width(rows[0][first]);
-    if (need > span) width[last] += need - span;
+    if (need > span) width[first + labels.size() - 1] += need - span;
   }
   const auto print = [&out](std::string line) {
     line.erase(line.find_last_not_of(' ') + 1);
@@ -651,11 +662,8 @@ void print_sweep_overview(const SweepSummary& summary,
     heading += std::string(i == 0 ? 0 : io::kGap, ' ') + std::string(width[i], ' ');
   }
   for (const std::size_t first : group_start) {
-    std::size_t span = 0;
-    for (std::size_t i = first; i < first + labels.size(); ++i) {
-      span += width[i] + (i == first ? 0 : io::kGap);
-    }
-    heading += std::string(first == 0 ? 0 : io::kGap, ' ') + io::pad_right(rows[0][first], span);
+    heading += std::string(first == 0 ? 0 : io::kGap, ' ') +
+               io::pad_right(rows[0][first], group_span(first));
   }
   print(heading);
   // The rest: axis values to the left, figures to the right.

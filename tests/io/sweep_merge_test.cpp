@@ -569,6 +569,13 @@ TEST(SweepMergerTest, PointsFollowTheRunOrderOfTheSweep) {
   EXPECT_EQ(summary.points[1].columns[1].selector, "ctabs");
 }
 
+// --across latency.mean of `summary`, as the console shows it.
+std::string latency_overview(const SweepSummary& summary) {
+  std::ostringstream out;
+  print_sweep_overview(summary, metric_indices(summary.metrics, "latency.mean", "--across"), out);
+  return out.str();
+}
+
 // --across names metrics by their summary keys, in the order wanted.
 TEST(SweepOverviewTest, MetricsAreNamedByTheirKeys) {
   const std::vector<stats::Metric> metrics = stats::comparison_metrics();
@@ -601,9 +608,7 @@ TEST(SweepOverviewTest, OneRowPerPointWithTheBaselinesValueAndTheOthersDelta) {
   SweepMerger merger;
   for (const RunRecord& record : point_records()) merger.add(record, "r.json");
   const SweepSummary summary = std::move(merger).finish();
-  std::ostringstream out;
-  print_sweep_overview(summary, metric_indices(summary.metrics, "latency.mean", "--across"), out);
-  EXPECT_EQ(out.str(),
+  EXPECT_EQ(latency_overview(summary),
             "sweep demo | seeds 1..3 | Δ% against fifo\n"
             "         latency mean (us)\n"
             "payload   fifo    ctabs Δ%\n"
@@ -627,9 +632,7 @@ TEST(SweepOverviewTest, APointWithoutTheBaselineShowsNoDelta) {
     }
   }
   const SweepSummary summary = std::move(merger).finish();
-  std::ostringstream out;
-  print_sweep_overview(summary, metric_indices(summary.metrics, "latency.mean", "--across"), out);
-  EXPECT_EQ(out.str(),
+  EXPECT_EQ(latency_overview(summary),
             "sweep demo | seed 1 | Δ% against fifo\n"
             "         latency mean (us)\n"
             "payload   fifo    ctabs Δ%\n"
@@ -653,9 +656,7 @@ TEST(SweepOverviewTest, EachPointIsMarkedByItsOwnSeeds) {
   }
   const SweepSummary summary = std::move(merger).finish();
   ASSERT_EQ(summary.points.size(), 2u);
-  std::ostringstream out;
-  print_sweep_overview(summary, metric_indices(summary.metrics, "latency.mean", "--across"), out);
-  const std::string text = out.str();
+  const std::string text = latency_overview(summary);
   EXPECT_NE(text.find("\n16       257.1     -20.0%~\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\n4096     100.0      -20.0%\n"), std::string::npos) << text;
 }
@@ -683,9 +684,7 @@ TEST(SweepOverviewTest, ColumnsAreLabelledOnceForTheWholeSweep) {
   ASSERT_EQ(summary.points.size(), 2u);
   ASSERT_EQ(summary.points[1].columns.size(), 2u);
   EXPECT_EQ(summary.points[1].columns[1].label, "ctabs");  // the point's own table
-  std::ostringstream out;
-  print_sweep_overview(summary, metric_indices(summary.metrics, "latency.mean", "--across"), out);
-  EXPECT_EQ(out.str(),
+  EXPECT_EQ(latency_overview(summary),
             "sweep demo | seed 1 | Δ% against fifo\n"
             "         latency mean (us)\n"
             "payload   fifo  ctabs mainline Δ%  ctabs gki Δ%\n"
