@@ -19,13 +19,15 @@ constexpr const char* kReportUsage =
     "usage: bindersim report INPUT... --out FILE [--title TEXT]\n"
     "\n"
     "Writes one self-contained HTML page (inline CSS and SVG; no script, no network) from\n"
-    "result documents (`bindersim run --out`) and compare documents (`bindersim compare\n"
-    "--out`), in any mix. Each result is one policy; each compare column is one policy over\n"
-    "its seeds. Charts: tier shares per policy and scheduling class, latency CDFs per class\n"
-    "and tier (drawn through the quantiles the documents carry), the latency breakdown,\n"
-    "per-CPU utilization (when the results carry it), the selector's decisions; then the\n"
-    "compare tables. Light and dark colour schemes follow the browser's. The same inputs give\n"
-    "a byte-identical page.\n"
+    "result documents (`bindersim run --out`), compare documents (`bindersim compare --out`)\n"
+    "and sweep summaries (`bindersim sweep merge --out`), in any mix. Each result is one\n"
+    "policy; each compare column is one policy over its seeds. Charts: tier shares per policy\n"
+    "and scheduling class, latency CDFs per class and tier (drawn through the quantiles the\n"
+    "documents carry), the latency breakdown, per-CPU utilization (when the results carry\n"
+    "it), the selector's decisions; then the compare tables. Each sweep gets a section of\n"
+    "its own: throughput and latency of every column across the points (pooled value and 95%\n"
+    "interval), a table with a row per point, and every metric's table per point. Light and\n"
+    "dark colour schemes follow the browser's. The same inputs give a byte-identical page.\n"
     "\n"
     "Bad input prints one line (file, JSON pointer, expected and found), exits 2 and writes\n"
     "nothing. --out - writes the page to standard output.\n"
@@ -34,7 +36,9 @@ constexpr const char* kReportUsage =
     "  bindersim compare schd-dbg --selectors fifo,ctabs,ctabs-nudge --seeds 3 --out cmp.json\n"
     "  bindersim report cmp.json -o report.html\n"
     "  bindersim report fifo.json ctabs.json cmp.json -o report.html --title \"CTABS on "
-    "SA8155P\"\n";
+    "SA8155P\"\n"
+    "  bindersim sweep merge results --runs runs.jsonl --out summary.json\n"
+    "  bindersim report summary.json -o sweep.html\n";
 
 }  // namespace
 
@@ -43,7 +47,8 @@ int report_command(const std::vector<std::string>& args, std::ostream& out, std:
   options.add_options()("help,h", "show this help")(
       "out,o", po::value<std::string>(), "write the HTML page to FILE (\"-\": standard output)")(
       "title", po::value<std::string>(), "page title (default: \"bindersim report: SCENARIO\")")(
-      "input", po::value<std::vector<std::string>>(), "result or compare JSON documents");
+      "input", po::value<std::vector<std::string>>(),
+      "result, compare or sweep summary JSON documents");
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;

@@ -48,7 +48,9 @@ html{background:var(--bg);color:var(--fg)}
 body{margin:0 auto;max-width:1000px;padding:16px 20px 40px;
 font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 h1{font-size:22px;margin:8px 0 4px}h2{font-size:18px;margin:28px 0 6px}
-h3{font-size:15px;margin:18px 0 6px}
+h3{font-size:15px;margin:18px 0 6px}h4{font-size:14px;margin:14px 0 4px}
+details{margin:8px 0}summary{cursor:pointer;font-weight:600}
+th.group{text-align:center}
 p{margin:6px 0}.meta,.note,footer{color:var(--muted)}
 .missing{border-left:4px solid var(--c1);background:var(--panel);padding:6px 10px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}
@@ -73,6 +75,7 @@ font-size:11px}
 svg.chart .cdf{fill:none;stroke-width:2}
 svg.chart .legend-line{stroke-width:3}
 svg.chart .marker{stroke:var(--bg);stroke-width:1}
+svg.chart .whisker{stroke-width:2}
 .fill-0{fill:var(--c0);background:var(--c0)}.fill-1{fill:var(--c1);background:var(--c1)}
 .fill-2{fill:var(--c2);background:var(--c2)}.fill-3{fill:var(--c3);background:var(--c3)}
 .fill-4{fill:var(--c4);background:var(--c4)}.fill-5{fill:var(--c5);background:var(--c5)}
@@ -168,17 +171,6 @@ std::vector<std::uint64_t> seeds_of(const ReportPolicy& policy) {
   std::vector<std::uint64_t> seeds;
   for (const ResultDocument& run : policy.runs) seeds.push_back(run.seed);
   return seeds;
-}
-
-// Distinct values in order, joined by ", ".
-std::string distinct_joined(const std::vector<std::string>& values) {
-  std::vector<std::string> seen;
-  for (const std::string& v : values) {
-    if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
-  }
-  std::string out;
-  for (const std::string& v : seen) out += (out.empty() ? "" : ", ") + v;
-  return out;
 }
 
 // ---- chart pieces ----
@@ -789,16 +781,49 @@ std::string cpu_section(const ReportData& data) {
   return html;
 }
 
-std::string compare_table(const ReportCompareTable& table, std::size_t index) {
+// A value cell's text: four significant digits, then "± ci95" when the cell has one.
+std::string cell_value_text(const ReportCompareCell& cell) {
+  if (!cell.mean) return "-";
+  std::string value = significant_text(*cell.mean);
+  if (cell.ci95) value += " ± " + significant_text(*cell.ci95);
+  return value;
+}
+
+// A Δ% rounded to 0.1%: "+2.0%", "-0.4%".
+std::string delta_text(double delta_pct) {
+  double rounded = std::round(delta_pct * 10.0) / 10.0;
+  if (rounded == 0.0) rounded = 0.0;
+  // Beyond a million percent, fixed notation would print hundreds of digits (or, scaled by 10
+  // near the largest double, "inf").
+  return std::fabs(delta_pct) < 1e6 ? fmt::format("{:+.1f}%", rounded)
+                                    : fmt::format("{:+.2g}%", delta_pct);
+}
+
+// The <td> of a Δ% cell: rounded to 0.1%, "~" when not significant; a significant change of a
+// metric with a better direction coloured better or worse.
+std::string delta_td(const ReportCompareCell& cell, stats::Better better) {
+  std::string delta = "-";
+  std::string cls = "num";
+  if (cell.delta_pct) {
+    delta = delta_text(*cell.delta_pct);
+    if (cell.significant.has_value() && !*cell.significant) {
+      delta += "~";
+      cls += " same";
+    } else if (cell.significant.value_or(false) && better != stats::Better::kNeutral &&
+               *cell.delta_pct != 0.0) {
+      const bool improved = (better == stats::Better::kLower) == (*cell.delta_pct < 0.0);
+      cls += improved ? " better" : " worse";
+    }
+  }
+  return "<td class=\"" + cls + "\">" + html_escape(delta) + "</td>";
+}
+
+// A table with a row per metric: each column's value ± ci95 and, after the first, its Δ%.
+std::string metric_table(const ReportCompareTable& table, std::string_view id) {
   std::string html = fmt::format(
-      "<h3>{}</h3>\n<p class=\"meta\">scenario {} · topology {} · seeds {} · {} column(s){}</p>\n",
-      html_escape(table.source), html_escape(table.scenario), html_escape(table.topology),
-      html_escape(seeds_text(table.seeds)), table.columns.size(),
-      table.varies.empty() ? "" : " · varies " + html_escape(table.varies));
-  html += fmt::format(
-      "<div class=\"table-wrap\"><table id=\"table-compare-{}\" class=\"compare-table\">\n"
+      "<div class=\"table-wrap\"><table id=\"{}\" class=\"compare-table\">\n"
       "<thead><tr><th>metric</th><th>unit</th>",
-      index);
+      id);
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
     html += "<th class=\"num\">" + html_escape(table.columns[c]) + "</th>";
     if (c != 0) html += "<th class=\"num\">Δ%</th>";
@@ -807,37 +832,22 @@ std::string compare_table(const ReportCompareTable& table, std::size_t index) {
   for (const ReportCompareRow& row : table.rows) {
     html += "<tr><td>" + html_escape(row.label) + "</td><td>" + html_escape(row.unit) + "</td>";
     for (std::size_t c = 0; c < row.cells.size(); ++c) {
-      const ReportCompareCell& cell = row.cells[c];
-      std::string value = "-";
-      if (cell.mean) {
-        value = significant_text(*cell.mean);
-        if (cell.ci95) value += " ± " + significant_text(*cell.ci95);
-      }
-      html += "<td class=\"num\">" + html_escape(value) + "</td>";
-      if (c == 0) continue;
-      std::string delta = "-";
-      std::string cls = "num";
-      if (cell.delta_pct) {
-        double rounded = std::round(*cell.delta_pct * 10.0) / 10.0;
-        if (rounded == 0.0) rounded = 0.0;
-        // Beyond a million percent, fixed notation would print hundreds of digits (or, scaled
-        // by 10 near the largest double, "inf").
-        delta = std::fabs(*cell.delta_pct) < 1e6 ? fmt::format("{:+.1f}%", rounded)
-                                                 : fmt::format("{:+.2g}%", *cell.delta_pct);
-        if (cell.significant.has_value() && !*cell.significant) {
-          delta += "~";
-          cls += " same";
-        } else if (cell.significant.value_or(false) && row.better != stats::Better::kNeutral &&
-                   *cell.delta_pct != 0.0) {
-          const bool improved = (row.better == stats::Better::kLower) == (*cell.delta_pct < 0.0);
-          cls += improved ? " better" : " worse";
-        }
-      }
-      html += "<td class=\"" + cls + "\">" + html_escape(delta) + "</td>";
+      html += "<td class=\"num\">" + html_escape(cell_value_text(row.cells[c])) + "</td>";
+      if (c != 0) html += delta_td(row.cells[c], row.better);
     }
     html += "</tr>\n";
   }
   html += "</tbody></table></div>\n";
+  return html;
+}
+
+std::string compare_table(const ReportCompareTable& table, std::size_t index) {
+  std::string html = fmt::format(
+      "<h3>{}</h3>\n<p class=\"meta\">scenario {} · topology {} · seeds {} · {} column(s){}</p>\n",
+      html_escape(table.source), html_escape(table.scenario), html_escape(table.topology),
+      html_escape(seeds_text(table.seeds)), table.columns.size(),
+      table.varies.empty() ? "" : " · varies " + html_escape(table.varies));
+  html += metric_table(table, fmt::format("table-compare-{}", index));
   const std::string baseline = table.columns.empty() ? "" : table.columns.front();
   html += "<p class=\"note\">" +
           html_escape(table.seeds.size() >= 2
@@ -853,43 +863,305 @@ std::string compare_table(const ReportCompareTable& table, std::size_t index) {
   return html;
 }
 
+// The inputs in the order given, each file once, with what it is.
 std::string inputs_list(const ReportData& data) {
-  std::vector<std::string> sources;
-  for (const ReportPolicy& p : data.policies) {
-    if (std::find(sources.begin(), sources.end(), p.source) == sources.end()) {
-      sources.push_back(p.source);
-    }
-  }
+  std::vector<std::string> listed;
   std::string html = "<ul class=\"inputs\">\n";
-  for (const std::string& source : sources) {
-    const auto table =
-        std::find_if(data.compares.begin(), data.compares.end(),
-                     [&](const ReportCompareTable& t) { return t.source == source; });
-    std::string what;
-    if (table != data.compares.end()) {
-      what = fmt::format("compare document: {} column(s) × {} seed(s)", table->columns.size(),
-                         table->seeds.size());
-    } else {
-      what = "result document";
-    }
-    html += "<li><code>" + html_escape(source) + "</code>: " + html_escape(what) + "</li>\n";
+  for (const ReportInput& input : data.inputs) {
+    if (std::find(listed.begin(), listed.end(), input.source) != listed.end()) continue;
+    listed.push_back(input.source);
+    html += "<li><code>" + html_escape(input.source) + "</code>: " + html_escape(input.what) +
+            "</li>\n";
   }
   html += "</ul>\n";
+  return html;
+}
+
+// ---- sweeps ----
+
+// The metrics of a sweep's chart and overview table, in this order, as far as it has them.
+constexpr std::array<std::string_view, 4> kSweepHeadline = {"throughput", "latency.mean",
+                                                            "latency.p50", "latency.p99"};
+
+// Rows of the sweep's tables (the same in every point) that kSweepHeadline names.
+std::vector<std::size_t> headline_rows(const ReportSweep& sweep) {
+  const std::vector<ReportCompareRow>& rows = sweep.points.front().table.rows;
+  std::vector<std::size_t> out;
+  for (const std::string_view key : kSweepHeadline) {
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      if (rows[r].key == key) out.push_back(r);
+    }
+  }
+  return out;
+}
+
+// A point's axis values, " · " between them; "all runs" for a sweep without axes.
+std::string point_label(const ReportSweepPoint& point) {
+  std::string out;
+  for (const std::string& value : point.axis_values) out += (out.empty() ? "" : " · ") + value;
+  return out.empty() ? "all runs" : out;
+}
+
+// The sweep's colour index of a point's column: its place among every label of the sweep.
+std::size_t sweep_colour(const ReportSweep& sweep, const std::string& label) {
+  return static_cast<std::size_t>(
+      std::find(sweep.column_labels.begin(), sweep.column_labels.end(), label) -
+      sweep.column_labels.begin());
+}
+
+// Values of the sweep chart are drawn within ±kMaxDrawn, so that an axis's span and every
+// coordinate stay finite whatever numbers a summary holds.
+constexpr double kMaxDrawn = 1e300;
+
+// One panel of the sweep chart: a row per point, in it per column a dot at the pooled value
+// and a whisker of ± its 95% confidence half-width.
+void draw_sweep_panel(SvgWriter& svg, double cx, double cy, double width, double label_width,
+                      double row_step, const ReportSweep& sweep, std::size_t row) {
+  const ReportCompareRow& metric = sweep.points.front().table.rows[row];
+  const double left = cx + label_width;
+  const double right = cx + width - 16.0;
+  const double top = cy + 26.0;
+  const double bottom = top + row_step * static_cast<double>(sweep.points.size());
+  const auto drawn = [](double value) { return std::clamp(value, -kMaxDrawn, kMaxDrawn); };
+  double low = 0.0;
+  double high = 0.0;
+  bool any = false;
+  for (const ReportSweepPoint& point : sweep.points) {
+    for (const ReportCompareCell& cell : point.table.rows[row].cells) {
+      if (!cell.mean) continue;
+      const double half = cell.ci95.value_or(0.0);
+      low = std::min(any ? low : kMaxDrawn, drawn(*cell.mean - half));
+      high = std::max(any ? high : -kMaxDrawn, drawn(*cell.mean + half));
+      any = true;
+    }
+  }
+  svg.open_group("sweep-panel");
+  svg.text(cx, cy + 16.0, metric.label + " (" + metric.unit + ")", "panel-title");
+  const NiceAxis axis = any ? nice_axis(low, high, 4) : nice_axis(0.0, 1.0, 4);
+  const LinearScale x(axis.min, axis.max, left, right);
+  draw_x_axis(svg, x, axis, top, bottom, metric.unit);
+  if (!any) {
+    svg.text((left + right) / 2.0, (top + bottom) / 2.0, "no values", "note", Anchor::kMiddle);
+  }
+  const double lanes = static_cast<double>(sweep.column_labels.size());
+  for (std::size_t p = 0; p < sweep.points.size(); ++p) {
+    const ReportSweepPoint& point = sweep.points[p];
+    const double row_top = top + row_step * static_cast<double>(p);
+    const std::string label = point_label(point);
+    svg.text(left - 6.0, row_top + row_step / 2.0 + 4.0, label, "bar-name", Anchor::kEnd);
+    for (std::size_t c = 0; c < point.table.columns.size(); ++c) {
+      const ReportCompareCell& cell = point.table.rows[row].cells[c];
+      if (!cell.mean) continue;
+      const std::size_t colour = sweep_colour(sweep, point.table.columns[c]);
+      const double y =
+          row_top + 3.0 + (static_cast<double>(colour) + 0.5) * (row_step - 6.0) / lanes;
+      const double half = cell.ci95.value_or(0.0);
+      if (half > 0.0) {
+        svg.line(x(drawn(*cell.mean - half)), y, x(drawn(*cell.mean + half)), y,
+                 "whisker stroke-" + std::to_string(colour % kPalette));
+      }
+      std::string tooltip = fmt::format("{} at {}: {} {}", point.table.columns[c], label,
+                                        cell_value_text(cell), metric.unit);
+      if (c != 0 && cell.delta_pct) {
+        tooltip += fmt::format(
+            " (Δ {} against {}{})", delta_text(*cell.delta_pct), point.table.columns.front(),
+            cell.significant.has_value() && !*cell.significant ? ", not significant" : "");
+      }
+      svg.circle(x(drawn(*cell.mean)), y, 3.5, "marker " + fill_class(colour), tooltip);
+    }
+  }
+  svg.close_group();
+}
+
+// The sweep's headline metrics across its points, two panels side by side.
+std::string sweep_chart(const ReportSweep& sweep, std::size_t index,
+                        const std::vector<std::size_t>& rows) {
+  constexpr double kLeft = 10.0;
+  constexpr double kPanelWidth = (kWidth - 2.0 * kLeft) / 2.0;
+  double label_width = 0.0;
+  for (const ReportSweepPoint& point : sweep.points) {
+    label_width = std::max(label_width, text_width(point_label(point)));
+  }
+  label_width = std::clamp(label_width + 12.0, 60.0, 200.0);
+  const double row_step =
+      std::max(20.0, 8.0 * static_cast<double>(sweep.column_labels.size()) + 8.0);
+  const double panel_height = 26.0 + row_step * static_cast<double>(sweep.points.size()) + 46.0;
+
+  std::vector<LegendItem> legend;
+  for (std::size_t c = 0; c < sweep.column_labels.size(); ++c) {
+    legend.push_back({sweep.column_labels[c], fill_class(c)});
+  }
+  SvgWriter probe("", kWidth, 0, "", "");
+  const double top = draw_legend(probe, kLeft, 48.0, kWidth - kLeft, legend) + 4.0;
+  const double panel_rows = static_cast<double>((rows.size() + 1) / 2);
+
+  const std::string title = "Sweep " + sweep.name + " across its points";
+  SvgWriter svg(fmt::format("chart-sweep-{}", index), kWidth, top + panel_rows * panel_height,
+                title,
+                "For each point of the sweep (its axis values), one dot per column at the pooled "
+                "value of the metric, with a whisker of plus and minus the 95% confidence "
+                "half-width of the per-seed values.");
+  svg.text(kLeft, 22.0, title, "chart-title");
+  draw_legend(svg, kLeft, 48.0, kWidth - kLeft, legend);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    draw_sweep_panel(svg, kLeft + static_cast<double>(k % 2) * kPanelWidth,
+                     top + static_cast<double>(k / 2) * panel_height, kPanelWidth, label_width,
+                     row_step, sweep, rows[k]);
+  }
+  return svg.finish();
+}
+
+// The overview of a sweep: a row per point, its axis values first; for each headline metric
+// the first column's pooled value and each other column's Δ% against it.
+std::string sweep_table(const ReportSweep& sweep, std::size_t index,
+                        const std::vector<std::size_t>& rows) {
+  const std::vector<std::string>& labels = sweep.column_labels;
+  const std::string& baseline = labels.front();
+  std::string html = fmt::format(
+      "<div class=\"table-wrap\"><table id=\"table-sweep-{}\" class=\"compare-table\">\n"
+      "<thead><tr>",
+      index);
+  for (const std::string& axis : sweep.axes) {
+    html += "<th rowspan=\"2\">" + html_escape(axis) + "</th>";
+  }
+  if (sweep.axes.empty()) html += "<th rowspan=\"2\">point</th>";
+  const std::vector<ReportCompareRow>& metrics = sweep.points.front().table.rows;
+  for (const std::size_t r : rows) {
+    html += fmt::format("<th class=\"num group\" colspan=\"{}\">{}</th>", labels.size(),
+                        html_escape(metrics[r].label + " (" + metrics[r].unit + ")"));
+  }
+  html += "</tr>\n<tr>";
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    html += "<th class=\"num\">" + html_escape(baseline) + "</th>";
+    for (std::size_t c = 1; c < labels.size(); ++c) {
+      html += "<th class=\"num\">" + html_escape(labels[c]) + " Δ%</th>";
+    }
+  }
+  html += "</tr></thead>\n<tbody>\n";
+  for (const ReportSweepPoint& point : sweep.points) {
+    html += "<tr>";
+    for (const std::string& value : point.axis_values) {
+      html += "<td>" + html_escape(value) + "</td>";
+    }
+    if (sweep.axes.empty()) html += "<td>all runs</td>";
+    // Δ% cells are against the point's first column: shown only when that is the baseline.
+    const bool has_baseline = point.table.columns.front() == baseline;
+    for (const std::size_t r : rows) {
+      const std::vector<ReportCompareCell>& cells = point.table.rows[r].cells;
+      ReportCompareCell base;
+      if (has_baseline) base.mean = cells.front().mean;
+      html += "<td class=\"num\">" + html_escape(cell_value_text(base)) + "</td>";
+      for (std::size_t c = 1; c < labels.size(); ++c) {
+        const auto it =
+            std::find(point.table.columns.begin(), point.table.columns.end(), labels[c]);
+        if (!has_baseline || it == point.table.columns.end()) {
+          html += "<td class=\"num\">-</td>";
+          continue;
+        }
+        html += delta_td(cells[static_cast<std::size_t>(it - point.table.columns.begin())],
+                         point.table.rows[r].better);
+      }
+    }
+    html += "</tr>\n";
+  }
+  html += "</tbody></table></div>\n";
+  return html;
+}
+
+// One sweep: what it is, its chart and overview table, then every point's full table.
+std::string sweep_block(const ReportSweep& sweep, std::size_t index) {
+  std::vector<std::uint64_t> seeds;
+  for (const ReportSweepPoint& point : sweep.points) {
+    for (const std::uint64_t seed : point.table.seeds) {
+      if (std::find(seeds.begin(), seeds.end(), seed) == seeds.end()) seeds.push_back(seed);
+    }
+  }
+  std::sort(seeds.begin(), seeds.end());
+  std::string runs = fmt::format("{} run(s) merged", sweep.merged);
+  if (sweep.listed) runs += fmt::format(" of {} listed", *sweep.listed);
+  if (sweep.ignored != 0) runs += fmt::format(", {} ignored", sweep.ignored);
+  std::string html = fmt::format(
+      "<h3>sweep {}</h3>\n<p class=\"meta\">{} · scenario {} · topology {} · {} point(s) × {} "
+      "column(s) · seeds {} · {}</p>\n",
+      html_escape(sweep.name), html_escape(sweep.source),
+      html_escape(sweep.scenario.empty() ? "-" : sweep.scenario),
+      html_escape(sweep.topology.empty() ? "-" : sweep.topology), sweep.points.size(),
+      sweep.column_labels.size(), html_escape(seeds_text(seeds)), html_escape(runs));
+  if (sweep.missing != 0) {
+    html += fmt::format(
+        "<p class=\"missing\">{} run(s) of the sweep have no result: the points they belong to "
+        "pool fewer seeds (listed under each point's table below).</p>\n",
+        sweep.missing);
+  }
+  const std::vector<std::size_t> rows = headline_rows(sweep);
+  if (!rows.empty()) {
+    html += "<figure>\n" + sweep_chart(sweep, index, rows) + "</figure>\n";
+    html += sweep_table(sweep, index, rows);
+    html += "<p class=\"note\">" +
+            html_escape(fmt::format(
+                "{}'s pooled value (every seed's calls as one run: percentiles from the merged "
+                "histograms) and each other column's Δ% against it at the same point; ~ = not "
+                "significant (Welch's t-test of the per-seed values, 5% level), no mark with one "
+                "seed; - where a point lacks the column or {}.",
+                sweep.column_labels.front(), sweep.column_labels.front())) +
+            "</p>\n";
+  }
+  html += fmt::format("<details>\n<summary>Every metric at each point ({} table(s))</summary>\n",
+                      sweep.points.size());
+  for (std::size_t p = 0; p < sweep.points.size(); ++p) {
+    const ReportSweepPoint& point = sweep.points[p];
+    std::string seeds_line;
+    for (std::size_t c = 0; c < point.table.columns.size(); ++c) {
+      seeds_line += fmt::format("{}{} seeds {}", c == 0 ? "" : " · ", point.table.columns[c],
+                                seeds_text(point.column_seeds[c]));
+      if (!point.missing_seeds[c].empty()) {
+        seeds_line += fmt::format(" (missing {})", seeds_text(point.missing_seeds[c]));
+      }
+    }
+    std::string heading;
+    for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
+      heading += (a == 0 ? "" : ", ") + sweep.axes[a] + "=" + point.axis_values[a];
+    }
+    html += "<h4>" + html_escape(heading.empty() ? "all runs" : heading) +
+            "</h4>\n<p class=\"meta\">" + html_escape(seeds_line) + "</p>\n";
+    html += metric_table(point.table, fmt::format("table-sweep-{}-point-{}", index, p));
+  }
+  html +=
+      "<p class=\"note\">Each value is the column's pooled run ± the 95% confidence half-width "
+      "of its per-seed values (Student's t); Δ% against the point's first column, ~ = not "
+      "significant (Welch's t-test, 5% level); significant changes are coloured by whether they "
+      "are better or worse. A column with one seed has no interval or test.</p>\n</details>\n";
   return html;
 }
 
 }  // namespace
 
 void write_report_html(const ReportData& data, const ReportOptions& options, std::ostream& out) {
-  BSIM_CHECK(!data.policies.empty());
+  BSIM_CHECK(!data.policies.empty() || !data.sweeps.empty());
   std::vector<std::string> scenarios;
   std::vector<std::string> topologies;
   for (const ReportPolicy& p : data.policies) {
     scenarios.push_back(p.scenario);
     topologies.push_back(p.topology);
   }
+  for (const ReportSweep& sweep : data.sweeps) {
+    if (!sweep.scenario.empty()) scenarios.push_back(sweep.scenario);
+    if (!sweep.topology.empty()) topologies.push_back(sweep.topology);
+  }
+  std::string scenario_text = distinct_joined(scenarios);
+  if (scenario_text.empty()) scenario_text = "-";
+  std::string topology_text = distinct_joined(topologies);
+  if (topology_text.empty()) topology_text = "-";
   const std::string title =
-      options.title.empty() ? "bindersim report: " + distinct_joined(scenarios) : options.title;
+      options.title.empty() ? "bindersim report: " + scenario_text : options.title;
+  // "2 policies · 1 sweep(s)", leaving out a kind the inputs do not have.
+  std::string contents = data.policies.empty()
+                             ? ""
+                             : fmt::format("{} polic{}", data.policies.size(),
+                                           data.policies.size() == 1 ? "y" : "ies");
+  if (!data.sweeps.empty()) {
+    contents += fmt::format("{}{} sweep(s)", contents.empty() ? "" : " · ", data.sweeps.size());
+  }
 
   std::string html;
   html +=
@@ -902,51 +1174,63 @@ void write_report_html(const ReportData& data, const ReportOptions& options, std
           "</style>\n</head>\n<body>\n";
   html += "<header>\n<h1>" + html_escape(title) + "</h1>\n";
   html += "<p class=\"meta\">" +
-          html_escape(fmt::format("{} polic{} · scenario {} · topology {}", data.policies.size(),
-                                  data.policies.size() == 1 ? "y" : "ies",
-                                  distinct_joined(scenarios), distinct_joined(topologies))) +
+          html_escape(fmt::format("{} · scenario {} · topology {}", contents, scenario_text,
+                                  topology_text)) +
           "</p>\n</header>\n";
 
-  html += "<section id=\"inputs\">\n<h2>Inputs and policies</h2>\n" + inputs_list(data) +
-          policy_table(data) +
-          "<p class=\"note\">Calls are completed two-way calls summed over the seeds; throughput "
-          "is per simulated second; latencies are the round trip as the client sees it, p50 and "
-          "p99 averaged over the seeds.</p>\n</section>\n";
-
-  html +=
-      "<section id=\"tier-shares\">\n<h2>Tier shares</h2>\n<p>Where the server thread "
-      "started handling each two-way call, relative to the caller's CPU, per scheduling "
-      "class of the caller. Shares pool the calls of every seed.</p>\n<figure>\n" +
-      tier_share_chart(data) + "</figure>\n</section>\n";
-
-  html +=
-      "<section id=\"latency-cdf\">\n<h2>Latency distribution</h2>\n<p>The result JSON "
-      "carries only a few quantiles per tier (p50, p90, p99, max; all calls also carry the "
-      "minimum), so each CDF is drawn through those points.</p>\n<figure>\n" +
-      cdf_chart(data) + "</figure>\n</section>\n";
-
-  html +=
-      "<section id=\"breakdown\">\n<h2>Latency breakdown</h2>\n<p>Mean time per call in each "
-      "part of the round trip (each tier's <code>breakdown</code>), weighted by the calls of "
-      "each seed.</p>\n<figure>\n" +
-      breakdown_chart(data) + "</figure>\n</section>\n";
-
-  html += cpu_section(data);
-
-  html += "<section id=\"compare\">\n<h2>Comparison tables</h2>\n";
-  if (data.compares.empty()) {
+  html += "<section id=\"inputs\">\n<h2>Inputs and policies</h2>\n" + inputs_list(data);
+  if (data.policies.empty()) {
     html +=
-        "<p class=\"note\">No compare document among the inputs (write one with "
-        "<code>bindersim compare --out</code>).</p>\n";
+        "<p class=\"note\">No result or compare document among the inputs: the page shows the "
+        "sweeps alone.</p>\n</section>\n";
+  } else {
+    html += policy_table(data) +
+            "<p class=\"note\">Calls are completed two-way calls summed over the seeds; "
+            "throughput is per simulated second; latencies are the round trip as the client "
+            "sees it, p50 and p99 averaged over the seeds.</p>\n</section>\n";
+
+    html +=
+        "<section id=\"tier-shares\">\n<h2>Tier shares</h2>\n<p>Where the server thread "
+        "started handling each two-way call, relative to the caller's CPU, per scheduling "
+        "class of the caller. Shares pool the calls of every seed.</p>\n<figure>\n" +
+        tier_share_chart(data) + "</figure>\n</section>\n";
+
+    html +=
+        "<section id=\"latency-cdf\">\n<h2>Latency distribution</h2>\n<p>The result JSON "
+        "carries only a few quantiles per tier (p50, p90, p99, max; all calls also carry the "
+        "minimum), so each CDF is drawn through those points.</p>\n<figure>\n" +
+        cdf_chart(data) + "</figure>\n</section>\n";
+
+    html +=
+        "<section id=\"breakdown\">\n<h2>Latency breakdown</h2>\n<p>Mean time per call in "
+        "each part of the round trip (each tier's <code>breakdown</code>), weighted by the "
+        "calls of each seed.</p>\n<figure>\n" +
+        breakdown_chart(data) + "</figure>\n</section>\n";
+
+    html += cpu_section(data);
+
+    html += "<section id=\"compare\">\n<h2>Comparison tables</h2>\n";
+    if (data.compares.empty()) {
+      html +=
+          "<p class=\"note\">No compare document among the inputs (write one with "
+          "<code>bindersim compare --out</code>).</p>\n";
+    }
+    for (std::size_t i = 0; i < data.compares.size(); ++i) {
+      html += compare_table(data.compares[i], i);
+    }
+    html += "</section>\n";
   }
-  for (std::size_t i = 0; i < data.compares.size(); ++i) {
-    html += compare_table(data.compares[i], i);
+
+  if (!data.sweeps.empty()) {
+    html +=
+        "<section id=\"sweeps\">\n<h2>Sweeps</h2>\n<p>Each sweep summary's points (one per "
+        "combination of its axis values) with every column pooled over its seeds.</p>\n";
+    for (std::size_t i = 0; i < data.sweeps.size(); ++i) html += sweep_block(data.sweeps[i], i);
+    html += "</section>\n";
   }
-  html += "</section>\n";
 
   html += "<footer>\n<p>Generated by bindersim " + html_escape(BINDERSIM_VERSION) + " from " +
-          std::to_string(data.policies.size()) + " polic" +
-          (data.policies.size() == 1 ? "y" : "ies") +
+          contents +
           ". Self-contained: no scripts, no external resources.</p>\n</footer>\n</body>\n"
           "</html>\n";
   out << html;

@@ -1,5 +1,7 @@
 // Reading the report's inputs (result and compare documents) and the per-policy figures its
 // charts draw.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +12,7 @@
 #include "bindersim/io/report.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/stats/result.hpp"
+#include "bindersim/sweep/merge.hpp"
 
 namespace bindersim::io {
 
@@ -52,10 +55,11 @@ constexpr std::string_view kEmbeddedName =
     "\x1e"
     "embedded result\x1e";
 
-// Reads the result document at `node` of a compare file. Its errors name the compare file
-// and the full pointer ("/runs/3/result/tiers/...").
-ResultDocument read_embedded_result(const JsonNode& node) {
-  const JsonDocument document = JsonDocument::from_value(node.raw(), std::string(kEmbeddedName));
+// Reads `value`, the result document at `node` of a compare or sweep summary file (as written,
+// or completed with the keys the file leaves out). Its errors name the file and the full
+// pointer ("/runs/3/result/tiers/...").
+ResultDocument read_embedded_result(const nlohmann::json& value, const JsonNode& node) {
+  const JsonDocument document = JsonDocument::from_value(value, std::string(kEmbeddedName));
   try {
     ResultDocument result = read_result(document);
     result.file = node.file();
@@ -89,11 +93,15 @@ std::optional<SchedulerFields> read_scheduler(const JsonNode& root) {
   return fields;
 }
 
-// Appends "key=value" to a policy's overrides text, ", " between them; a string value without
-// its quotes.
+// A value as a table shows it: a string without its quotes, anything else as compact JSON.
+std::string value_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : compact_json(value);
+}
+
+// Appends "key=value" to a policy's overrides text, ", " between them.
 void add_override(std::string& text, const std::string& key, const nlohmann::json& value) {
   if (!text.empty()) text += ", ";
-  text += key + "=" + (value.is_string() ? value.get<std::string>() : compact_json(value));
+  text += key + "=" + value_text(value);
 }
 
 ReportPolicy policy_of_result(ResultDocument result, std::optional<SchedulerFields> scheduler) {
@@ -130,6 +138,32 @@ std::string metric_label(const std::vector<stats::Metric>& metrics, const std::s
   return rank < metrics.size() ? metrics[rank].label : key;
 }
 
+stats::Better read_better(const JsonNode& node) {
+  const std::string better = node.as_enum({"lower", "higher", "neutral"});
+  return better == "lower"    ? stats::Better::kLower
+         : better == "higher" ? stats::Better::kHigher
+                              : stats::Better::kNeutral;
+}
+
+// The error message for a summary key that is not one of the comparison metrics.
+std::string unknown_metric(const std::string& key, const std::vector<stats::Metric>& metrics) {
+  std::vector<std::string> keys;
+  for (const stats::Metric& metric : metrics) keys.push_back(metric.key);
+  return "unknown metric" + did_you_mean(key, keys) + "; valid metrics: " + name_list(keys);
+}
+
+// The mean (or value), ci95, delta_pct and significant of one cell, after `r` read its other
+// keys.
+ReportCompareCell read_cell(ObjectReader& r, std::string_view value_key) {
+  ReportCompareCell cell;
+  cell.mean = read_optional_number(r.required(value_key));
+  cell.ci95 = read_optional_half_width(r.required("ci95"));
+  cell.delta_pct = read_optional_number(r.required("delta_pct"));
+  cell.significant = read_optional_bool(r.required("significant"));
+  r.finish();
+  return cell;
+}
+
 ReportCompareRow read_summary_row(const JsonNode& node, const std::string& key,
                                   const std::vector<std::string>& columns,
                                   const std::vector<stats::Metric>& metrics) {
@@ -138,10 +172,7 @@ ReportCompareRow read_summary_row(const JsonNode& node, const std::string& key,
   row.key = key;
   row.label = metric_label(metrics, key);
   row.unit = r.required("unit").as_string();
-  const std::string better = r.required("better").as_enum({"lower", "higher", "neutral"});
-  row.better = better == "lower"    ? stats::Better::kLower
-               : better == "higher" ? stats::Better::kHigher
-                                    : stats::Better::kNeutral;
+  row.better = read_better(r.required("better"));
   const JsonNode cells = r.required("columns");
   const std::vector<JsonNode> items = cells.items();
   if (items.size() != columns.size()) {
@@ -155,13 +186,7 @@ ReportCompareRow read_summary_row(const JsonNode& node, const std::string& key,
       label.fail_expected(quote_text(columns[c]) + " (the label of column " + std::to_string(c) +
                           ")");
     }
-    ReportCompareCell cell;
-    cell.mean = read_optional_number(cell_reader.required("mean"));
-    cell.ci95 = read_optional_half_width(cell_reader.required("ci95"));
-    cell.delta_pct = read_optional_number(cell_reader.required("delta_pct"));
-    cell.significant = read_optional_bool(cell_reader.required("significant"));
-    cell_reader.finish();
-    row.cells.push_back(cell);
+    row.cells.push_back(read_cell(cell_reader, "mean"));
   }
   r.finish();
   return row;
@@ -239,7 +264,7 @@ void read_compare(const JsonDocument& document, ReportData& data) {
                " seed " + std::to_string(seed) + " again (first at " + first->second + ")");
     }
     const JsonNode result_node = r.required("result");
-    ResultDocument result = read_embedded_result(result_node);
+    ResultDocument result = read_embedded_result(result_node.raw(), result_node);
     ReportPolicy& policy = policies[column];
     if (result.seed != seed) {
       result_node.child("seed").fail_expected("the run's seed " + std::to_string(seed));
@@ -284,11 +309,7 @@ void read_compare(const JsonDocument& document, ReportData& data) {
   if (!summary.is_object()) summary.fail_expected("an object");
   for (const auto& item : summary.raw().items()) {
     if (metric_rank(metrics, item.key()) == metrics.size()) {
-      std::vector<std::string> keys;
-      for (const stats::Metric& metric : metrics) keys.push_back(metric.key);
-      summary.child(item.key())
-          .fail("unknown metric" + did_you_mean(item.key(), keys) +
-                "; valid metrics: " + name_list(keys));
+      summary.child(item.key()).fail(unknown_metric(item.key(), metrics));
     }
     table.rows.push_back(
         read_summary_row(summary.child(item.key()), item.key(), table.columns, metrics));
@@ -300,8 +321,213 @@ void read_compare(const JsonDocument& document, ReportData& data) {
                    });
   root.finish();
 
+  data.inputs.push_back({document.name(), fmt::format("compare document: {} column(s) × {} seed(s)",
+                                                      table.columns.size(), table.seeds.size())});
   for (ReportPolicy& policy : policies) data.policies.push_back(std::move(policy));
   data.compares.push_back(std::move(table));
+}
+
+// Seeds, each once: non-negative integers listed at most once, and none of `exclude`.
+std::vector<std::uint64_t> read_seed_list(const JsonNode& node,
+                                          const std::vector<std::uint64_t>& exclude = {}) {
+  std::vector<std::uint64_t> seeds;
+  for (const JsonNode& item : node.items()) {
+    const std::uint64_t seed = read_uint(item);
+    if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end() ||
+        std::find(exclude.begin(), exclude.end(), seed) != exclude.end()) {
+      item.fail_expected("each seed once");
+    }
+    seeds.push_back(seed);
+  }
+  return seeds;
+}
+
+// A point's (or missing run's) axis values: an object with exactly the sweep's axes, read as
+// text in the order of `axes`.
+std::vector<std::string> read_axis_values(const JsonNode& node,
+                                          const std::vector<std::string>& axes) {
+  ObjectReader r(node);
+  std::vector<std::string> values;
+  for (const std::string& axis : axes) values.push_back(value_text(r.required(axis).raw()));
+  r.finish();
+  return values;
+}
+
+// The `runs` object of a sweep summary: how many runs were listed, merged, ignored and missing.
+void read_sweep_runs(const JsonNode& node, ReportSweep& sweep) {
+  ObjectReader r(node);
+  const JsonNode listed = r.required("listed");
+  if (!listed.is_null()) sweep.listed = read_uint(listed);
+  sweep.merged = read_uint(r.required("merged"));
+  sweep.ignored = read_uint(r.required("ignored"));
+  for (const JsonNode& run : r.required("missing").items()) {
+    ObjectReader m(run);
+    read_uint(m.required("index"));
+    m.required("run_id").as_name();
+    read_axis_values(m.required("axes"), sweep.axes);
+    m.required("selector").as_name();
+    m.required("placement").as_name();
+    read_uint(m.required("seed"));
+    m.finish();
+    ++sweep.missing;
+  }
+  r.finish();
+}
+
+// One column of a sweep point into the point's table: its label, seeds and metric cells (one
+// per row of `point.table`, whose rows name the sweep's metrics). Returns the pooled run's
+// scenario and topology, or nullopt when the column merged no run.
+std::optional<std::pair<std::string, std::string>> read_sweep_column(const JsonNode& node,
+                                                                     ReportSweepPoint& point) {
+  ObjectReader c(node);
+  const JsonNode label = c.required("label");
+  const std::string name = label.as_name();
+  const auto same = std::find(point.table.columns.begin(), point.table.columns.end(), name);
+  if (same != point.table.columns.end()) {
+    label.fail_expected("a label unique among the point's columns (column " +
+                        std::to_string(same - point.table.columns.begin()) + " has it too)");
+  }
+  point.table.columns.push_back(name);
+  const std::string selector = c.required("selector").as_name();
+  const std::string placement = c.required("placement").as_name();
+  const JsonNode seeds_node = c.required("seeds");
+  std::vector<std::uint64_t> seeds = read_seed_list(seeds_node);
+  const JsonNode run_ids = c.required("run_ids");
+  const std::vector<JsonNode> ids = run_ids.items();
+  if (ids.size() != seeds.size()) {
+    run_ids.fail("expected " + std::to_string(seeds.size()) + " run ids (one per seed), got " +
+                 std::to_string(ids.size()));
+  }
+  for (const JsonNode& id : ids) id.as_name();
+  const JsonNode missing_node = c.required("missing_seeds");
+  std::vector<std::uint64_t> missing = read_seed_list(missing_node, seeds);
+  if (seeds.empty() && missing.empty()) {
+    seeds_node.fail("expected at least one seed, merged or missing, got none");
+  }
+  ObjectReader metrics(c.required("metrics"));
+  for (ReportCompareRow& row : point.table.rows) {
+    ObjectReader cell(metrics.required(row.key));
+    row.cells.push_back(read_cell(cell, "value"));
+  }
+  metrics.finish();
+
+  const JsonNode pooled = c.required("pooled");
+  std::optional<std::pair<std::string, std::string>> names;
+  if (seeds.empty()) {
+    if (!pooled.is_null()) pooled.fail_expected("null (the column merged no run)");
+  } else {
+    if (!pooled.is_object()) pooled.fail_expected("the pooled run (an object)");
+    // The pooled run is a result document without a schema and a seed of its own.
+    for (const std::string_view key : {"schema", "seed"}) {
+      if (pooled.raw().contains(key)) pooled.child(key).fail("unknown key");
+    }
+    nlohmann::json value = pooled.raw();
+    value["schema"] = kResultSchema;
+    value["seed"] = seeds.front();
+    const ResultDocument result = read_embedded_result(value, pooled);
+    if (result.selector != selector) {
+      pooled.child("selector").fail_expected(quote_text(selector) + " (the column's selector)");
+    }
+    if (result.placement != placement) {
+      pooled.child("placement").fail_expected(quote_text(placement) + " (the column's placement)");
+    }
+    names.emplace(result.scenario, result.topology);
+  }
+  c.finish();
+  for (const std::uint64_t seed : seeds) {
+    if (std::find(point.table.seeds.begin(), point.table.seeds.end(), seed) ==
+        point.table.seeds.end()) {
+      point.table.seeds.push_back(seed);
+    }
+  }
+  point.column_seeds.push_back(std::move(seeds));
+  point.missing_seeds.push_back(std::move(missing));
+  return names;
+}
+
+// A sweep summary: one ReportSweep, a table per point.
+void read_sweep(const JsonDocument& document, ReportData& data) {
+  ObjectReader root(document.root());
+  root.required("schema");  // checked by the caller
+  ReportSweep sweep;
+  sweep.source = document.name();
+  sweep.name = root.required("sweep").as_string();
+  for (const JsonNode& axis : root.required("axes").items()) {
+    std::string name = axis.as_name();
+    if (std::find(sweep.axes.begin(), sweep.axes.end(), name) != sweep.axes.end()) {
+      axis.fail_expected("each axis name once");
+    }
+    sweep.axes.push_back(std::move(name));
+  }
+
+  // The rows every point's table has, without cells.
+  const std::vector<stats::Metric> known = stats::comparison_metrics();
+  std::vector<ReportCompareRow> rows;
+  const JsonNode metrics = root.required("metrics");
+  for (const JsonNode& metric : metrics.items()) {
+    ObjectReader m(metric);
+    ReportCompareRow& row = rows.emplace_back();
+    const JsonNode key = m.required("key");
+    row.key = key.as_string();
+    if (metric_rank(known, row.key) == known.size()) key.fail(unknown_metric(row.key, known));
+    if (std::count_if(rows.begin(), rows.end(),
+                      [&](const ReportCompareRow& r) { return r.key == row.key; }) > 1) {
+      key.fail_expected("each metric once");
+    }
+    row.label = m.required("label").as_name();
+    row.unit = m.required("unit").as_string();
+    row.better = read_better(m.required("better"));
+    m.finish();
+  }
+  if (rows.empty()) metrics.fail("expected at least one metric, got none");
+
+  read_sweep_runs(root.required("runs"), sweep);
+
+  std::vector<std::string> scenarios;
+  std::vector<std::string> topologies;
+  const JsonNode points = root.required("points");
+  for (const JsonNode& point_node : points.items()) {
+    ObjectReader p(point_node);
+    ReportSweepPoint& point = sweep.points.emplace_back();
+    const JsonNode axes = p.required("axes");
+    point.axis_values = read_axis_values(axes, sweep.axes);
+    for (std::size_t k = 0; k + 1 < sweep.points.size(); ++k) {
+      if (sweep.points[k].axis_values == point.axis_values) {
+        axes.fail_expected("axis values of one point only (/points/" + std::to_string(k) +
+                           " has them too)");
+      }
+    }
+    point.table.source = sweep.source;
+    point.table.rows = rows;
+    const JsonNode columns = p.required("columns");
+    for (const JsonNode& column : columns.items()) {
+      if (const auto names = read_sweep_column(column, point)) {
+        scenarios.push_back(names->first);
+        topologies.push_back(names->second);
+        point.table.scenario = names->first;
+        point.table.topology = names->second;
+      }
+      const std::string& label = point.table.columns.back();
+      if (std::find(sweep.column_labels.begin(), sweep.column_labels.end(), label) ==
+          sweep.column_labels.end()) {
+        sweep.column_labels.push_back(label);
+      }
+    }
+    if (point.table.columns.empty()) columns.fail("expected at least one column, got none");
+    std::sort(point.table.seeds.begin(), point.table.seeds.end());
+    p.finish();
+  }
+  if (sweep.points.empty()) points.fail("expected at least one point, got none");
+  root.finish();
+  sweep.scenario = distinct_joined(scenarios);
+  sweep.topology = distinct_joined(topologies);
+
+  data.inputs.push_back(
+      {document.name(),
+       fmt::format("sweep summary: {} point(s), {} run(s) merged{}", sweep.points.size(),
+                   sweep.merged,
+                   sweep.missing == 0 ? "" : fmt::format(", {} missing", sweep.missing))});
+  data.sweeps.push_back(std::move(sweep));
 }
 
 // Makes every label unique: repeated labels get " (<file name>)", then " #k" for the k-th of
@@ -329,17 +555,22 @@ ReportData read_report_documents(const std::vector<JsonDocument>& documents) {
   ReportData data;
   for (const JsonDocument& document : documents) {
     const JsonNode root = document.root();
-    if (!root.is_object()) root.fail_expected("an object (a result or compare document)");
+    if (!root.is_object()) {
+      root.fail_expected("an object (a result, compare or sweep summary document)");
+    }
     if (!root.raw().contains("schema")) root.fail("missing required key \"schema\"");
     const JsonNode schema = root.child("schema");
     if (schema.is_string() && schema.as_string() == kResultSchema) {
       ResultDocument result = read_result(document);
       data.policies.push_back(policy_of_result(std::move(result), read_scheduler(root)));
+      data.inputs.push_back({document.name(), "result document"});
     } else if (schema.is_string() && schema.as_string() == kCompareSchema) {
       read_compare(document, data);
+    } else if (schema.is_string() && schema.as_string() == sweep::kSummarySchema) {
+      read_sweep(document, data);
     } else {
-      schema.fail_expected("\"" + std::string(kResultSchema) + "\" or \"" +
-                           std::string(kCompareSchema) + "\"");
+      schema.fail_expected(fmt::format("\"{}\", \"{}\" or \"{}\"", kResultSchema, kCompareSchema,
+                                       sweep::kSummarySchema));
     }
   }
   disambiguate_labels(data.policies);
@@ -351,6 +582,16 @@ ReportData read_report_files(const std::vector<std::filesystem::path>& paths) {
   documents.reserve(paths.size());
   for (const auto& path : paths) documents.push_back(JsonDocument::parse_file(path));
   return read_report_documents(documents);
+}
+
+std::string distinct_joined(const std::vector<std::string>& values) {
+  std::vector<std::string> seen;
+  for (const std::string& v : values) {
+    if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
+  }
+  std::string out;
+  for (const std::string& v : seen) out += (out.empty() ? "" : ", ") + v;
+  return out;
 }
 
 // ---- figures ----

@@ -138,6 +138,7 @@ double LinearScale::operator()(double value) const {
 NiceAxis nice_axis(double low, double high, int target_ticks) {
   BSIM_CHECK(std::isfinite(low) && std::isfinite(high));
   if (low > high) std::swap(low, high);
+  BSIM_CHECK(std::isfinite(high - low));  // an infinite step would never become a fraction
   if (low == high) {
     const double margin = low == 0.0 ? 1.0 : std::fabs(low) / 10.0;
     if (low == 0.0) {

@@ -1,21 +1,24 @@
 // Deterministic fuzzing of the output boundary read back: result documents (every golden result,
-// tests/golden/*.json) and a compare document (tests/data/compare/schd-dbg-fifo-ctabs.json,
+// tests/golden/*.json), a compare document (tests/data/compare/schd-dbg-fifo-ctabs.json,
 // written by `bindersim compare schd-dbg --selectors fifo,ctabs --seeds 2 --set
-// clients.0.iterations=100`) are mutated with the project's own RNG: values replaced by another
-// JSON type, huge, negative, fractional or NaN-like numbers, empty or deeply nested values, keys
-// deleted or added, arrays duplicated into or truncated, strings with control characters, bytes
-// that are not UTF-8 and number tokens JSON cannot hold, and edits a result's consumers must
-// survive (shares above 1, zero calls, counts at 2^64 - 1, quantiles out of order, extreme
-// breakdowns, odd provenance). Each mutant is written to a file and read as `bindersim check` and
-// `bindersim report` read it. Reading must either succeed or fail with one ConfigError line that
-// names the file and a JSON pointer (or, for text that is not JSON, a line and column), and the
-// result reader and the report reader must agree. A result that reads is checked against its
-// golden in both directions, by tolerance and exactly, both reports are printed, and the HTML
+// clients.0.iterations=100`) and a sweep summary (tests/data/sweeps/small-summary.json, written
+// by `bindersim sweep merge --runs` over the runs of tests/data/sweeps/small.json, the last run's
+// result removed so that one run is missing) are mutated with the project's own RNG: values
+// replaced by another JSON type, huge, negative, fractional or NaN-like numbers, empty or deeply
+// nested values, keys deleted or added, arrays duplicated into or truncated, strings with control
+// characters, bytes that are not UTF-8 and number tokens JSON cannot hold, and edits a result's
+// consumers must survive (shares above 1, zero calls, counts at 2^64 - 1, quantiles out of order,
+// extreme breakdowns, odd provenance). Each mutant is written to a file and read as `bindersim
+// check` and `bindersim report` read it. Reading must either succeed or fail with one ConfigError
+// line that names the file and a JSON pointer (or, for text that is not JSON, a line and column),
+// and the result reader and the report reader must agree. A result that reads is checked against
+// its golden in both directions, by tolerance and exactly, both reports are printed, and the HTML
 // report of [golden, mutant] is rendered: nothing may throw, printed numbers may not be "nan" or
 // "inf" (a Δ from a baseline of 0 prints "from 0"), and the text must be valid UTF-8 without
 // control characters. A compare mutant that reads has the results of its runs checked against
-// the original's and is rendered the same way. Each mutant runs in a child process, so that a
-// crash, a failed invariant check or a hang is reported with its mutations.
+// the original's and is rendered the same way, as is a sweep summary mutant that reads. Each mutant
+// runs in a child process, so that a crash, a failed invariant check or a hang is reported with its
+// mutations.
 //
 // Bugs this test found, each kept as a test at the end of this file (the wrong figures of the
 // third and fourth do not throw, which the mutants are not checked for; the last needs a
@@ -66,12 +69,14 @@ const fs::path kSourceDir = BINDERSIM_SOURCE_DIR;
 const fs::path kGoldenDir = kSourceDir / "tests" / "golden";
 const fs::path kCompareFile =
     kSourceDir / "tests" / "data" / "compare" / "schd-dbg-fifo-ctabs.json";
+const fs::path kSweepSummaryFile = kSourceDir / "tests" / "data" / "sweeps" / "small-summary.json";
 
 // The mutants are the same on every run; BINDERSIM_FUZZ_SEED=N explores other ones. Mutant i
 // of a file draws from its own stream, so it can be reproduced alone.
 constexpr std::uint64_t kFuzzSeed = 0xf023;
 constexpr int kMutantsPerResult = 20;    // of each golden result
 constexpr int kMutantsPerCompare = 100;  // of the compare document
+constexpr int kMutantsPerSweep = 100;    // of the sweep summary
 // Where the mutants that fail are kept.
 const fs::path kFailedMutantsDir = fs::temp_directory_path() / "bindersim-result-fuzz-failures";
 
@@ -477,6 +482,95 @@ std::string mutate_compare_fields(Json& document, engine::Rng& rng) {
   }
 }
 
+// One edit of a sweep summary's own fields, or of one of its pooled runs.
+std::string mutate_sweep_fields(Json& document, engine::Rng& rng) {
+  const auto index_in = [&](const Pointer& at) -> std::optional<std::size_t> {
+    if (!document.contains(at) || !document[at].is_array() || document[at].empty()) {
+      return std::nullopt;
+    }
+    return rng.uniform_below(document[at].size());
+  };
+  const auto some = [&](std::initializer_list<Json> values) {
+    return std::vector<Json>(values)[rng.uniform_below(values.size())];
+  };
+  // A column of a point: /points/<p>/columns/<c>.
+  const auto column = [&]() -> std::optional<Pointer> {
+    const auto point = index_in(Pointer("/points"));
+    if (!point) return std::nullopt;
+    const Pointer columns = Pointer("/points") / *point / "columns";
+    const auto c = index_in(columns);
+    if (!c) return std::nullopt;
+    return columns / *c;
+  };
+  switch (rng.uniform_below(9)) {
+    case 0:
+    case 1:
+    case 2:
+      if (const auto at = column()) {
+        if (document.contains(*at / "pooled") && document[*at / "pooled"].is_object()) {
+          return mutate_result_fields(document, *at / "pooled", rng);
+        }
+      }
+      return "no pooled run to edit";
+    case 3:
+      if (const auto at = column()) {
+        return set_if_present(
+            document, *at / pick<std::string>({"label", "selector", "placement"}, rng),
+            some({"", "fifo", "ctabs", "gki", "mainline", "\u001b[31m", "<b>&</b>",
+                  std::string(5'000, 'c'), "fi\nfo", "d\u00e9j\u00e0"}));
+      }
+      return "no column to edit";
+    case 4:
+      if (const auto at = column()) {
+        return set_if_present(
+            document, *at / pick<std::string>({"seeds", "run_ids", "missing_seeds"}, rng),
+            some({Json::array(), Json::parse("[1, 1]"), Json::parse("[2, 1]"),
+                  Json::parse("[1, 2, 3]"), Json::parse("[1]"), Json::parse(R"(["a", "b"])"),
+                  Json::parse("[18446744073709551615]")}));
+      }
+      return "no column to edit";
+    case 5:
+      if (const auto point = index_in(Pointer("/points"))) {
+        return set_if_present(
+            document, Pointer("/points") / *point / "axes",
+            some({Json::object(), Json::parse(R"({"payload_bytes": 16})"),
+                  Json::parse(R"({"payload_bytes": "<b>x</b>"})"),
+                  Json::parse(R"({"payload_bytes": [1, {"a": null}]})"),
+                  Json::parse(R"({"payload_bytes": 1e308})"), Json::parse(R"({"other": 1})")}));
+      }
+      return "no point to edit";
+    case 6:
+      return set_if_present(
+          document, Pointer("/runs") / pick<std::string>({"listed", "merged", "ignored"}, rng),
+          some({nullptr, 0, -1, std::numeric_limits<std::uint64_t>::max(), "1", 1.5}));
+    case 7:
+      if (const auto metric = index_in(Pointer("/metrics"))) {
+        return set_if_present(document,
+                              Pointer("/metrics") / *metric /
+                                  pick<std::string>({"key", "label", "unit", "better"}, rng),
+                              some({"", "throughput", "latency.p99", "x", "lower", "neutral",
+                                    "<b>&</b>", "\u001b[31m", std::string(5'000, 'm')}));
+      }
+      return "no metric to edit";
+    default: {  // one metric cell of a column
+      const auto at = column();
+      if (!at || !document.contains(*at / "metrics") || !document[*at / "metrics"].is_object() ||
+          document[*at / "metrics"].empty()) {
+        return "no metric cell to edit";
+      }
+      Json& cells = document[*at / "metrics"];
+      auto cell = cells.begin();
+      std::advance(cell, static_cast<std::ptrdiff_t>(rng.uniform_below(cells.size())));
+      return set_if_present(
+          document,
+          *at / "metrics" / cell.key() /
+              pick<std::string>({"value", "ci95", "delta_pct", "significant"}, rng),
+          some({nullptr, 0, -0.0, -1, 1e300, -1e300, 1e308, std::numeric_limits<double>::max(),
+                5e-324, true, "1", 1e16}));
+    }
+  }
+}
+
 // ---- the properties checked ------------------------------------------------------------------
 
 // A ConfigError is acceptable when it is one short line that starts with `file` and a JSON
@@ -728,6 +822,13 @@ void exercise_compare(const fs::path& original_file, const fs::path& file, Stage
   render(data, stage);
 }
 
+// A sweep summary mutant in `file`: read as report reads it with the original, and rendered.
+void exercise_sweep(const fs::path& original_file, const fs::path& file, Stage& stage) {
+  stage = "read_report_files";
+  const io::ReportData data = io::read_report_files({original_file, file});
+  render(data, stage);
+}
+
 // ---- isolation ------------------------------------------------------------------------------
 
 // run_isolated() with the step `body` is in kept in memory shared with the child process, so that
@@ -819,7 +920,10 @@ TEST_P(ResultFuzzTest, MutantsAreReadCheckedAndReportedOrFailWithOneClearLine) {
   const fs::path subject = kSourceDir / GetParam();
   const Json original = Json::parse(read_text(subject));
   const bool is_compare = original.at("schema") == "bindersim.compare/1";
-  const int mutants = is_compare ? kMutantsPerCompare : kMutantsPerResult;
+  const bool is_sweep = original.at("schema") == "bindersim.sweep-summary/1";
+  const int mutants = is_compare ? kMutantsPerCompare
+                      : is_sweep ? kMutantsPerSweep
+                                 : kMutantsPerResult;
   const std::uint64_t seed = fuzz_seed(kFuzzSeed);
   const fs::path file = work_dir_ / ("mutant-" + subject.filename().string());
 
@@ -835,6 +939,8 @@ TEST_P(ResultFuzzTest, MutantsAreReadCheckedAndReportedOrFailWithOneClearLine) {
         log = mutate_anywhere(mutant, rng);
       } else if (is_compare) {
         log = mutate_compare_fields(mutant, rng);
+      } else if (is_sweep) {
+        log = mutate_sweep_fields(mutant, rng);
       } else {
         log = mutate_result_fields(mutant, Pointer(), rng);
       }
@@ -844,6 +950,9 @@ TEST_P(ResultFuzzTest, MutantsAreReadCheckedAndReportedOrFailWithOneClearLine) {
     if (is_compare) {
       check(
           file, [&](Stage& stage) { return exercise_compare(subject, file, stage); }, description);
+    } else if (is_sweep) {
+      check(
+          file, [&](Stage& stage) { return exercise_sweep(subject, file, stage); }, description);
     } else {
       check(
           file, [&](Stage& stage) { return exercise_result(subject, file, stage); }, description);
@@ -861,6 +970,7 @@ std::vector<std::string> subjects() {
   }
   std::sort(out.begin(), out.end());
   out.push_back(fs::relative(kCompareFile, kSourceDir).string());
+  out.push_back(fs::relative(kSweepSummaryFile, kSourceDir).string());
   return out;
 }
 

@@ -1,8 +1,11 @@
 #include "bindersim/io/report.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -12,6 +15,8 @@
 #include "bindersim/common/error.hpp"
 #include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/result_json.hpp"
+#include "bindersim/sweep/merge.hpp"
+#include "bindersim/sweep/run_record.hpp"
 
 namespace bindersim::io {
 namespace {
@@ -284,13 +289,13 @@ TEST(ReportRead, SummaryRowsKeepTheCompareOrderAndConsoleLabels) {
   EXPECT_EQ(rows[1].cells[1].significant, std::optional<bool>(true));
 }
 
-TEST(ReportRead, UnknownSchemaNamesBothKnownOnes) {
+TEST(ReportRead, UnknownSchemaNamesTheKnownOnes) {
   nlohmann::ordered_json j = result_to_json(default_run("fifo"));
   j["schema"] = "bindersim.result/2";
   const std::string error = read_error({document_of(j, "r.json")});
   EXPECT_EQ(error,
-            "r.json: /schema: expected \"bindersim.result/1\" or \"bindersim.compare/1\", got "
-            "\"bindersim.result/2\"");
+            "r.json: /schema: expected \"bindersim.result/1\", \"bindersim.compare/1\" or "
+            "\"bindersim.sweep-summary/1\", got \"bindersim.result/2\"");
 }
 
 TEST(ReportRead, ResultErrorsNameFilePointerExpectedAndFound) {
@@ -426,7 +431,8 @@ TEST(ReportRead, ColumnsThatVaryTheScenarioNameCarryIt) {
 
 TEST(ReportRead, NotAnObjectOrNoSchema) {
   EXPECT_EQ(read_error({JsonDocument::parse_text("[1, 2]", "a.json")}),
-            "a.json: /: expected an object (a result or compare document), got an array");
+            "a.json: /: expected an object (a result, compare or sweep summary document), got an "
+            "array");
   EXPECT_EQ(read_error({JsonDocument::parse_text("{}", "b.json")}),
             "b.json: /: missing required key \"schema\"");
 }
@@ -814,6 +820,320 @@ TEST(ReportHtml, ByteIdenticalForEqualInputs) {
   EXPECT_EQ(first, second);
   EXPECT_NE(first,
             html_of(read_report_documents({result_document(default_run("ctabs"), "ctabs.json")})));
+}
+
+// ---- sweep summaries -------------------------------------------------------------------------
+
+// The summary of a sweep "demo" of schd-dbg made by the sweep's own records and merger: axis
+// payload 16 and 4096, fifo and ctabs, seeds 1 and 2 (8 runs listed). Each run is default_run()'s
+// shape at a base latency of 50 us (fifo), 40 us (ctabs at payload 16) or 60 us (ctabs at 4096),
+// plus 1 us per seed. With `ctabs_4096_seed_2_missing`, that run has no result.
+nlohmann::ordered_json sweep_summary_json(bool ctabs_4096_seed_2_missing = false) {
+  std::vector<sweep::RunSpec> listed;
+  std::vector<sweep::RunRecord> records;
+  for (const int payload : {16, 4096}) {
+    for (const std::string selector : {"fifo", "ctabs"}) {
+      for (const std::uint64_t seed : {1u, 2u}) {
+        sweep::RunSpec run;
+        run.index = listed.size();
+        run.sweep = "demo";
+        run.scenario = "schd-dbg";
+        run.scenario_hash = "00000000000000aa";
+        run.axes = {{"payload", payload}};
+        run.overrides = {{"clients.0.iteration.2.payload_bytes", payload}};
+        run.selector = selector;
+        run.placement = "mainline";
+        run.seed = seed;
+        run.run_id = sweep::run_id_of(run);
+        listed.push_back(run);
+        if (ctabs_4096_seed_2_missing && payload == 4096 && selector == "ctabs" && seed == 2) {
+          continue;
+        }
+        const std::int64_t base = selector == "fifo" ? 50'000 : payload == 16 ? 40'000 : 60'000;
+        stats::RunResult result = make_run(selector, seed, base + 1'000 * static_cast<int>(seed),
+                                           {6, 3, 1}, {2, 2, 4}, 20'000);
+        result.scenario_hash = run.scenario_hash;
+        result.overrides =
+            "[[\"clients.0.iteration.2.payload_bytes\"," + std::to_string(payload) + "]]";
+        std::ostringstream text;
+        sweep::write_run_record(run, result, text);
+        records.push_back(
+            sweep::read_run_record(JsonDocument::parse_text(text.str(), "record.json").root()));
+      }
+    }
+  }
+  sweep::SweepMerger merger(listed);
+  for (const sweep::RunRecord& record : records) merger.add(record, "record.json");
+  return sweep::summary_to_json(std::move(merger).finish());
+}
+
+ReportData sweep_data(const nlohmann::ordered_json& summary) {
+  return read_report_documents({document_of(summary, "s.json")});
+}
+
+// The text of each cell (<td>) of the table with the given id, row by row.
+std::vector<std::vector<std::string>> table_cells(const std::string& html, const std::string& id) {
+  const std::size_t start = html.find("<table id=\"" + id + "\"");
+  if (start == std::string::npos) return {};
+  const std::string table = html.substr(start, html.find("</table>", start) - start);
+  const std::size_t body = table.find("<tbody>");
+  std::vector<std::vector<std::string>> rows;
+  const std::regex row("<tr>(.*?)</tr>");
+  const std::regex cell("<td[^>]*>(.*?)</td>");
+  const std::string rows_text = table.substr(body);
+  for (auto r = std::sregex_iterator(rows_text.begin(), rows_text.end(), row);
+       r != std::sregex_iterator(); ++r) {
+    const std::string text = (*r)[1];
+    std::vector<std::string>& cells = rows.emplace_back();
+    for (auto c = std::sregex_iterator(text.begin(), text.end(), cell); c != std::sregex_iterator();
+         ++c) {
+      cells.push_back((*c)[1]);
+    }
+  }
+  return rows;
+}
+
+// A Δ% cell's text as the report writes it.
+std::string delta_text(const nlohmann::ordered_json& cell) {
+  std::string text = fmt::format("{:+.1f}%", cell["delta_pct"].get<double>());
+  if (cell["significant"].is_boolean() && !cell["significant"].get<bool>()) text += "~";
+  return text;
+}
+
+TEST(ReportSweep, ReadsPointsColumnsSeedsAndTheSummarysValues) {
+  const nlohmann::ordered_json summary = sweep_summary_json(true);
+  const ReportData data = sweep_data(summary);
+  EXPECT_TRUE(data.policies.empty());
+  ASSERT_EQ(data.sweeps.size(), 1u);
+  const ReportSweep& sweep = data.sweeps[0];
+  EXPECT_EQ(sweep.name, "demo");
+  EXPECT_EQ(sweep.scenario, "schd-dbg");
+  EXPECT_EQ(sweep.topology, "sa8155p");
+  EXPECT_EQ(sweep.axes, (std::vector<std::string>{"payload"}));
+  EXPECT_EQ(sweep.column_labels, (std::vector<std::string>{"fifo", "ctabs"}));
+  EXPECT_EQ(sweep.listed, 8u);
+  EXPECT_EQ(sweep.merged, 7u);
+  EXPECT_EQ(sweep.missing, 1u);
+  ASSERT_EQ(sweep.points.size(), 2u);
+  EXPECT_EQ(sweep.points[0].axis_values, (std::vector<std::string>{"16"}));
+  EXPECT_EQ(sweep.points[1].axis_values, (std::vector<std::string>{"4096"}));
+  const ReportSweepPoint& wide = sweep.points[1];
+  EXPECT_EQ(wide.column_seeds[1], (std::vector<std::uint64_t>{1}));
+  EXPECT_EQ(wide.missing_seeds[1], (std::vector<std::uint64_t>{2}));
+  EXPECT_EQ(wide.table.seeds, (std::vector<std::uint64_t>{1, 2}));
+  // Every cell is the summary's, row by row in the summary's metric order.
+  for (std::size_t p = 0; p < 2; ++p) {
+    const ReportCompareTable& table = sweep.points[p].table;
+    ASSERT_EQ(table.rows.size(), summary["metrics"].size());
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      EXPECT_EQ(table.rows[r].key, summary["metrics"][r]["key"]);
+      for (std::size_t c = 0; c < 2; ++c) {
+        const auto& cell = summary["points"][p]["columns"][c]["metrics"][table.rows[r].key];
+        const ReportCompareCell& read = table.rows[r].cells[c];
+        EXPECT_EQ(read.mean.has_value(), !cell["value"].is_null()) << table.rows[r].key;
+        if (read.mean) {
+          EXPECT_EQ(*read.mean, cell["value"].get<double>()) << table.rows[r].key;
+        }
+      }
+    }
+  }
+  ASSERT_EQ(data.inputs.size(), 1u);
+  EXPECT_EQ(data.inputs[0].what, "sweep summary: 2 point(s), 7 run(s) merged, 1 missing");
+}
+
+TEST(ReportSweep, StructureAndContractAreChecked) {
+  using Json = nlohmann::ordered_json;
+  const Json good = sweep_summary_json(true);
+  ASSERT_EQ(read_error({document_of(good, "s.json")}), "");
+  const auto error_with = [&](const std::function<void(Json&)>& edit) {
+    Json bad = good;
+    edit(bad);
+    return read_error({document_of(bad, "s.json")});
+  };
+  const std::vector<std::pair<std::function<void(Json&)>, std::string>> cases = {
+      {[](Json& j) { j["metrics"][0]["key"] = "throughputs"; },
+       "s.json: /metrics/0/key: unknown metric (did you mean \"throughput\"?); valid metrics: "},
+      {[](Json& j) { j["metrics"][1]["key"] = "throughput"; },
+       "s.json: /metrics/1/key: expected each metric once, got \"throughput\""},
+      {[](Json& j) { j["metrics"] = Json::array(); },
+       "s.json: /metrics: expected at least one metric, got none"},
+      {[](Json& j) { j["axes"].push_back("payload"); },
+       "s.json: /axes/1: expected each axis name once, got \"payload\""},
+      {[](Json& j) { j["runs"]["merged"] = "7"; },
+       "s.json: /runs/merged: expected a non-negative integer, got \"7\""},
+      {[](Json& j) { j["runs"]["missing"][0].erase("seed"); },
+       "s.json: /runs/missing/0: missing required key \"seed\""},
+      {[](Json& j) { j["points"] = Json::array(); },
+       "s.json: /points: expected at least one point, got none"},
+      {[](Json& j) { j["points"][0]["axes"] = Json::object(); },
+       "s.json: /points/0/axes: missing required key \"payload\""},
+      {[](Json& j) { j["points"][1]["axes"] = j["points"][0]["axes"]; },
+       "s.json: /points/1/axes: expected axis values of one point only (/points/0 has them too)"},
+      {[](Json& j) { j["points"][0]["columns"] = Json::array(); },
+       "s.json: /points/0/columns: expected at least one column, got none"},
+      {[](Json& j) { j["points"][0]["columns"][1]["label"] = "fifo"; },
+       "s.json: /points/0/columns/1/label: expected a label unique among the point's columns "
+       "(column 0 has it too), got \"fifo\""},
+      {[](Json& j) { j["points"][0]["columns"][0]["run_ids"].erase(0); },
+       "s.json: /points/0/columns/0/run_ids: expected 2 run ids (one per seed), got 1"},
+      {[](Json& j) { j["points"][1]["columns"][1]["missing_seeds"][0] = 1; },
+       "s.json: /points/1/columns/1/missing_seeds/0: expected each seed once, got 1"},
+      {[](Json& j) {
+         Json& column = j["points"][1]["columns"][1];
+         column["seeds"] = Json::array();
+         column["run_ids"] = Json::array();
+         column["missing_seeds"] = Json::array();
+       },
+       "s.json: /points/1/columns/1/seeds: expected at least one seed, merged or missing, got "
+       "none"},
+      {[](Json& j) {
+         Json& column = j["points"][1]["columns"][1];
+         column["seeds"] = Json::array();
+         column["run_ids"] = Json::array();
+         column["missing_seeds"] = Json::array({1, 2});
+       },
+       "s.json: /points/1/columns/1/pooled: expected null (the column merged no run), got "},
+      {[](Json& j) { j["points"][0]["columns"][0]["metrics"].erase("latency.p99"); },
+       "s.json: /points/0/columns/0/metrics: missing required key \"latency.p99\""},
+      {[](Json& j) { j["points"][0]["columns"][0]["metrics"]["latency.p99"]["ci95"] = -1; },
+       "s.json: /points/0/columns/0/metrics/latency.p99/ci95: expected a non-negative number or "
+       "null, got -1"},
+      {[](Json& j) { j["points"][0]["columns"][0]["pooled"]["seed"] = 1; },
+       "s.json: /points/0/columns/0/pooled/seed: unknown key"},
+      {[](Json& j) { j["points"][0]["columns"][1]["pooled"]["selector"] = "fifo"; },
+       "s.json: /points/0/columns/1/pooled/selector: expected \"ctabs\" (the column's "
+       "selector), got \"fifo\""},
+      {[](Json& j) { j["points"][0]["columns"][0]["pooled"]["latency"]["p50_ns"] = "slow"; },
+       "s.json: /points/0/columns/0/pooled/latency/p50_ns: expected "},
+  };
+  for (const auto& [edit, expected] : cases) {
+    const std::string error = error_with(edit);
+    EXPECT_EQ(error.rfind(expected, 0), 0u) << "expected: " << expected << "\ngot: " << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  }
+}
+
+TEST(ReportSweepHtml, ASweepAloneGetsItsSectionAndNoPolicyCharts) {
+  const std::string html = html_of(sweep_data(sweep_summary_json(true)));
+  EXPECT_NE(html.find("<p class=\"meta\">1 sweep(s) · scenario schd-dbg · topology sa8155p</p>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<title>bindersim report: schd-dbg</title>"), std::string::npos);
+  for (const char* id : {"id=\"sweeps\"", "id=\"chart-sweep-0\"", "id=\"table-sweep-0\"",
+                         "id=\"table-sweep-0-point-0\"", "id=\"table-sweep-0-point-1\""}) {
+    EXPECT_NE(html.find(id), std::string::npos) << id;
+  }
+  for (const char* id : {"table-policies", "chart-tier-shares", "chart-latency-cdf",
+                         "chart-breakdown", "chart-selection", "id=\"compare\""}) {
+    EXPECT_EQ(html.find(id), std::string::npos) << id;
+  }
+  // The missing run is said, and under its point's table.
+  EXPECT_NE(html.find("1 run(s) of the sweep have no result"), std::string::npos);
+  EXPECT_NE(html.find("ctabs seeds 1 (missing 2)"), std::string::npos);
+}
+
+TEST(ReportSweepHtml, OverviewCellsAreTheSummarysValuesAndDeltas) {
+  const nlohmann::ordered_json summary = sweep_summary_json();
+  const std::string html = html_of(sweep_data(summary));
+  const auto overview = table_cells(html, "table-sweep-0");
+  ASSERT_EQ(overview.size(), 2u);
+  for (std::size_t p = 0; p < 2; ++p) {
+    const auto& point = summary["points"][p];
+    // payload, then (fifo value, ctabs Δ%) for throughput, latency mean, p50 and p99.
+    ASSERT_EQ(overview[p].size(), 1u + 4u * 2u);
+    EXPECT_EQ(overview[p][0], point["axes"]["payload"].dump());
+    const auto point_table = table_cells(html, "table-sweep-0-point-" + std::to_string(p));
+    const char* keys[] = {"throughput", "latency.mean", "latency.p50", "latency.p99"};
+    for (std::size_t k = 0; k < 4; ++k) {
+      const auto& ctabs = point["columns"][1]["metrics"][keys[k]];
+      EXPECT_EQ(overview[p][2 + 2 * k], delta_text(ctabs)) << keys[k];
+      // fifo's value is its cell in the point's full table, without the ± half-width.
+      const std::string full = point_table.at(k).at(2);
+      EXPECT_EQ(overview[p][1 + 2 * k], full.substr(0, full.find(" ± "))) << keys[k];
+    }
+  }
+  // ctabs is 40 us + seed against fifo's 50 us + seed at payload 16, and 60 us + seed at 4096:
+  // lower latency at the first point, higher at the second.
+  EXPECT_EQ(overview[0][4].front(), '-');
+  EXPECT_EQ(overview[1][4].front(), '+');
+}
+
+TEST(ReportSweepHtml, APointWithoutTheBaselineColumnShowsNoDelta) {
+  nlohmann::ordered_json summary = sweep_summary_json();
+  summary["points"][1]["columns"].erase(0);  // no fifo at payload 4096
+  const std::string html = html_of(sweep_data(summary));
+  const auto overview = table_cells(html, "table-sweep-0");
+  ASSERT_EQ(overview.size(), 2u);
+  EXPECT_NE(overview[0][2], "-");
+  for (std::size_t k = 1; k < overview[1].size(); ++k) EXPECT_EQ(overview[1][k], "-") << k;
+  // ctabs keeps the colour of the sweep's second column at both points.
+  const auto dots = elements(svg_of(html, "chart-sweep-0"), "circle", "marker");
+  ASSERT_EQ(dots.size(), 4u * 3u);
+  EXPECT_NE(dots[1].at("class").find("fill-1"), std::string::npos);
+  EXPECT_NE(dots[2].at("class").find("fill-1"), std::string::npos);
+}
+
+TEST(ReportSweepHtml, DotsSitAtThePooledValuesInOneLanePerColumn) {
+  const std::string svg = svg_of(html_of(sweep_data(sweep_summary_json())), "chart-sweep-0");
+  const auto dots = elements(svg, "circle", "marker");
+  // Panels throughput, latency mean, p50, p99; in each, points 16 and 4096; fifo then ctabs.
+  ASSERT_EQ(dots.size(), 4u * 2u * 2u);
+  const auto at = [&](std::size_t panel, std::size_t point, std::size_t column,
+                      const char* attribute) {
+    return std::stod(dots[panel * 4 + point * 2 + column].at(attribute));
+  };
+  for (std::size_t panel = 1; panel < 4; ++panel) {                    // the latency panels
+    EXPECT_LT(at(panel, 0, 1, "cx"), at(panel, 0, 0, "cx")) << panel;  // ctabs faster at 16
+    EXPECT_GT(at(panel, 1, 1, "cx"), at(panel, 1, 0, "cx")) << panel;  // and slower at 4096
+  }
+  for (std::size_t point = 0; point < 2; ++point) {
+    EXPECT_LT(at(0, point, 0, "cy"), at(0, point, 1, "cy"));  // fifo's lane above ctabs'
+  }
+  EXPECT_LT(at(0, 0, 0, "cy"), at(0, 1, 0, "cy"));  // points top to bottom
+}
+
+TEST(ReportSweepHtml, ExtremeValuesKeepEveryCoordinateFinite) {
+  // Values and half-widths near the largest double, of both signs in one panel, once made the
+  // chart's axis span infinite (an internal check failed).
+  nlohmann::ordered_json summary = sweep_summary_json();
+  auto& fifo = summary["points"][0]["columns"][0]["metrics"];
+  auto& ctabs = summary["points"][1]["columns"][1]["metrics"];
+  for (const char* key : {"throughput", "latency.mean"}) {
+    fifo[key]["value"] = 1.7e308;
+    fifo[key]["ci95"] = 1.7e308;
+    ctabs[key]["value"] = -1.7e308;
+    ctabs[key]["delta_pct"] = 1.7e308;
+  }
+  const std::string svg = svg_of(html_of(sweep_data(summary)), "chart-sweep-0");
+  ASSERT_FALSE(svg.empty());
+  for (const char* attribute : {"cx", "cy", "x1", "x2", "x", "y"}) {
+    for (const auto& element : elements(svg, "circle", "")) {
+      if (!element.contains(attribute)) continue;
+      EXPECT_TRUE(std::isfinite(std::stod(element.at(attribute)))) << element.at(attribute);
+    }
+    for (const auto& element : elements(svg, "line", "")) {
+      if (!element.contains(attribute)) continue;
+      EXPECT_TRUE(std::isfinite(std::stod(element.at(attribute)))) << element.at(attribute);
+    }
+  }
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+}
+
+TEST(ReportSweepHtml, WithResultsBothAppearAndThePageIsByteIdentical) {
+  const auto documents = [] {
+    return std::vector<JsonDocument>{result_document(default_run("fifo"), "fifo.json"),
+                                     document_of(sweep_summary_json(true), "s.json")};
+  };
+  const ReportData data = read_report_documents(documents());
+  ASSERT_EQ(data.policies.size(), 1u);
+  ASSERT_EQ(data.sweeps.size(), 1u);
+  const std::string html = html_of(data);
+  EXPECT_NE(html.find("1 policy · 1 sweep(s)"), std::string::npos);
+  EXPECT_NE(html.find("id=\"table-policies\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"chart-sweep-0\""), std::string::npos);
+  EXPECT_LT(html.find("<code>fifo.json</code>: result document"),
+            html.find("<code>s.json</code>: sweep summary"));
+  EXPECT_EQ(html, html_of(read_report_documents(documents())));
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 # checks the result: light and dark screenshots are valid PNGs that are not blank and show the
 # report's background and bar colours, and the DOM has one SVG chart per kind with titles,
 # labelled axes and every policy (the CPU chart when the results carry per-CPU data), and the
-# compare table.
+# compare table; then the page of a sweep summary alone (tests/data/sweeps/small-summary.json)
+# and its DOM: the sweep's chart, overview and per-point tables.
 #
 # usage: browser_test.sh <path to bindersim binary> <repo root>
 # Without Chromium it exits 77 (skipped), or fails when the environment variable CI is set.
@@ -95,6 +96,20 @@ print("yes" if all(r["result"].get("scheduler", {}).get("cpu_busy_share") for r 
     "$TMP/compare.json")
   python3 -S "$CHECK" dom "$TMP/dom.html" "$cpu" fifo ctabs ctabs-nudge >"$TMP/checks" 2>&1
   tally "$TMP/checks" $? "the DOM checker failed"
+fi
+
+# --- a sweep summary alone -------------------------------------------------------------------
+run report "$ROOT/tests/data/sweeps/small-summary.json" -o "$TMP/sweep.html"
+if [[ $rc -ne 0 ]]; then
+  fail "report of a sweep summary exits 0" "exit $rc: $(cat "$TMP/err")"
+else
+  chrome --window-size="$WIDTH,$HEIGHT" --dump-dom "file://$TMP/sweep.html" >"$TMP/sweep-dom.html"
+  if [[ ! -s "$TMP/sweep-dom.html" ]]; then
+    fail "chromium dumps the sweep page's DOM" "$(tail -3 "$TMP/chromium.log")"
+  else
+    python3 -S "$CHECK" sweep "$TMP/sweep-dom.html" 2 fifo ctabs >"$TMP/checks" 2>&1
+    tally "$TMP/checks" $? "the sweep DOM checker failed"
+  fi
 fi
 
 summary

@@ -11,6 +11,12 @@ usage:
                                                  CPU "yes": the inputs carry per-CPU data, so
                                                  the CPU utilization chart is there, "no": the
                                                  page says it is missing
+  check_render.py sweep FILE POINTS LABEL...     the DOM of a page of one sweep summary alone:
+                                                 its chart (four panels, a row per point, every
+                                                 LABEL in the legend, dots), the overview table
+                                                 with a row per point, and the POINTS tables of
+                                                 every metric in a closed <details>; no policy
+                                                 chart, no script
 
 Prints one "PASS  name" or "FAIL  name: detail" line per check; exits 0 when it could run
 all checks (failures are counted by the caller), 2 on bad usage.
@@ -241,12 +247,60 @@ def check_dom(path, cpu, labels):
         report("compare table has metric rows", len(rows) > 10, "%d rows" % len(rows))
 
 
+def check_sweep(path, points, labels):
+    tree = Tree()
+    tree.feed(open(path, encoding="utf-8").read())
+    elements = list(tree.root.walk())
+    report("sweep DOM has no script element", not any(e.tag == "script" for e in elements))
+    svgs = [e for e in elements if e.tag == "svg"]
+    report("sweep page has exactly the sweep chart",
+           [e.attrs.get("id") for e in svgs] == ["chart-sweep-0"],
+           "svg ids %s" % [e.attrs.get("id") for e in svgs])
+    if svgs:
+        inside = list(svgs[0].walk())
+        texts = [e for e in inside if e.tag == "text"]
+        title = [e for e in inside if e.tag == "title" and e.parent is svgs[0]]
+        report("sweep chart has a title", bool(title) and bool(title[0].all_text().strip()))
+        panels = [e for e in inside if e.tag == "g" and "sweep-panel" in e.classes()]
+        report("sweep chart has four panels", len(panels) == 4, "%d panels" % len(panels))
+        for panel in panels:
+            panel_texts = [e for e in panel.walk() if e.tag == "text"]
+            rows = [e for e in panel_texts if "bar-name" in e.classes()]
+            ticks = [e for e in panel_texts if "tick" in e.classes()]
+            name = next((e.all_text() for e in panel_texts if "panel-title" in e.classes()), "?")
+            report("sweep panel %s has a row per point" % name, len(rows) == points,
+                   "%d rows" % len(rows))
+            report("sweep panel %s has tick labels" % name, len(ticks) >= 3)
+        legend = {e.all_text() for e in texts if "legend-text" in e.classes()}
+        report("sweep chart's legend names every column", set(labels) <= legend,
+               "legend %s" % sorted(legend))
+        dots = [e for e in inside if e.tag == "circle" and "marker" in e.classes()]
+        report("sweep chart draws a dot per panel, point and column, or fewer",
+               4 * points <= len(dots) <= 4 * points * len(labels), "%d dots" % len(dots))
+    overview = next((e for e in elements if e.tag == "table" and e.attrs.get("id") == "table-sweep-0"),
+                    None)
+    body_rows = ([e for e in overview.walk() if e.tag == "tr" and e.parent.tag == "tbody"]
+                 if overview else [])
+    report("sweep overview has a row per point", len(body_rows) == points,
+           "%d rows" % len(body_rows))
+    details = [e for e in elements if e.tag == "details"]
+    report("sweep page has one closed <details>",
+           len(details) == 1 and "open" not in details[0].attrs, "%d details" % len(details))
+    point_tables = [e for e in (details[0].walk() if details else [])
+                    if e.tag == "table" and e.attrs.get("id", "").startswith("table-sweep-0-point-")]
+    report("the details hold a table per point", len(point_tables) == points,
+           "%d tables" % len(point_tables))
+
+
 def main(argv):
     if len(argv) >= 6 and argv[1] == "png":
         check_png(argv[2], int(argv[3]), int(argv[4]), argv[5])
         return 0
     if len(argv) >= 5 and argv[1] == "dom" and argv[3] in ("yes", "no"):
         check_dom(argv[2], argv[3] == "yes", argv[4:])
+        return 0
+    if len(argv) >= 5 and argv[1] == "sweep" and argv[3].isdigit():
+        check_sweep(argv[2], int(argv[3]), argv[4:])
         return 0
     print(__doc__.strip(), file=sys.stderr)
     return 2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end checks of `bindersim report`: a page from a mix of result and compare files,
-# byte-identical output, standard output with -o -, and one-line errors with exit 2 and no
+# End-to-end checks of `bindersim report`: a page from a mix of result and compare files, one
+# from a sweep summary, byte-identical output, standard output with -o -, and one-line errors with exit 2 and no
 # output file (an existing one left as it was) on bad input.
 #
 # usage: cli_test.sh <path to bindersim binary> <repo root>
@@ -43,6 +43,24 @@ run report "$TMP/cmp.json" -o "$TMP/t.html" --title 'Policies <&> "x"'
 check "--title is escaped into the page" \
   grep -q '<h1>Policies &lt;&amp;&gt; &quot;x&quot;</h1>' "$TMP/t.html"
 
+# --- a sweep summary, alone and beside a result ----------------------------------------------
+run sweep expand "$ROOT/tests/data/sweeps/small.json" --out "$TMP/runs.jsonl"
+run sweep run "$TMP/runs.jsonl" --out-dir "$TMP/sweep"
+run sweep merge "$TMP/sweep" --runs "$TMP/runs.jsonl" --out "$TMP/summary.json"
+check "sweep merge writes its summary" test "$rc" -eq 0
+run report "$TMP/summary.json" -o "$TMP/s.html"
+check "report of a sweep summary alone exits 0" test "$rc" -eq 0
+check "the sweep page has the sweep's chart" grep -q 'id="chart-sweep-0"' "$TMP/s.html"
+check "the sweep page has the sweep's overview" grep -q 'id="table-sweep-0"' "$TMP/s.html"
+check "the sweep page has a table per point" \
+  test "$(grep -c -E 'id="table-sweep-0-point-[01]"' "$TMP/s.html")" -eq 2
+check "the sweep page has no policy charts" test "$(grep -c 'chart-tier-shares' "$TMP/s.html")" -eq 0
+run report "$TMP/nudge.json" "$TMP/summary.json" -o "$TMP/s2.html"
+check "a result and a sweep summary give both sections" \
+  grep -q '1 policy · 1 sweep(s)' "$TMP/s2.html"
+run report "$TMP/nudge.json" "$TMP/summary.json" -o "$TMP/s3.html"
+check "the same inputs give a byte-identical sweep page" cmp -s "$TMP/s2.html" "$TMP/s3.html"
+
 # --- bad input: exit 2, one line, no file, an existing file untouched -------------------------
 printf '{"schema": ' >"$TMP/truncated.json"
 python3 -S - "$TMP" <<'PY'
@@ -57,6 +75,9 @@ json.dump(result, open(tmp + "/bad-schema.json", "w"))
 compare = json.load(open(tmp + "/cmp.json"))
 compare["runs"][3]["result"]["counters"]["migrations"] = -1
 json.dump(compare, open(tmp + "/bad-compare.json", "w"))
+summary = json.load(open(tmp + "/summary.json"))
+summary["points"][1]["columns"][0]["pooled"]["tiers"]["sched_other"]["same_core"]["count"] = "x"
+json.dump(summary, open(tmp + "/bad-summary.json", "w"))
 PY
 
 # expect_error NAME PATTERN ARGS...: `report ARGS -o FILE` exits 2 with one line on stderr
@@ -84,11 +105,14 @@ expect_error "a mistyped result field" \
   'bad-result\.json: /tiers/sched_fifo/same_cluster/p50_ns: expected .*, got "slow"$' \
   "$TMP/bad-result.json"
 expect_error "an unknown schema" \
-  'bad-schema\.json: /schema: expected "bindersim\.result/1" or "bindersim\.compare/1"' \
+  'bad-schema\.json: /schema: expected "bindersim\.result/1", "bindersim\.compare/1" or "bindersim\.sweep-summary/1"' \
   "$TMP/bad-schema.json"
 expect_error "a bad run inside a compare file" \
   'bad-compare\.json: /runs/3/result/counters/migrations: expected a non-negative integer, got -1$' \
   "$TMP/bad-compare.json"
+expect_error "a bad pooled run inside a sweep summary" \
+  'bad-summary\.json: /points/1/columns/0/pooled/tiers/sched_other/same_core/count: expected .*, got "x"$' \
+  "$TMP/bad-summary.json"
 expect_error "one bad input among good ones" "bad-result\.json" \
   "$TMP/cmp.json" "$TMP/bad-result.json" "$TMP/nudge.json"
 

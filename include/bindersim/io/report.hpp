@@ -73,27 +73,66 @@ struct ReportCompareTable {
   std::vector<ReportCompareRow> rows;  // in the compare report's metric order
 };
 
-// Everything a report shows, in input order.
-struct ReportData {
-  std::vector<ReportPolicy> policies;
-  std::vector<ReportCompareTable> compares;
+// One point of a sweep summary: its axis values and its table, one column per (selector,
+// placement) pooled over its seeds.
+struct ReportSweepPoint {
+  std::vector<std::string> axis_values;  // per axis of the sweep, as text ("20", "mainline")
+  // The table of the point: each cell's `mean` is the pooled run's value (all seeds' calls as
+  // one run), `ci95` the half-width over the per-seed values; `seeds` every seed of a column.
+  ReportCompareTable table;
+  std::vector<std::vector<std::uint64_t>> column_seeds;   // per column, the seeds merged
+  std::vector<std::vector<std::uint64_t>> missing_seeds;  // per column, seeds without a result
 };
 
-// Reads result ("bindersim.result/1") and compare ("bindersim.compare/1") documents, in any
-// mix. A result adds one policy (labelled by its selector and its parameters, if any); a compare
-// file adds one policy per column (labelled by the column label, with the column's runs as seeds)
-// and its summary table. Labels that occur more than once get " (<file name>)" appended, then "
-// #2", " #3" for any still equal. Reading is strict: an unknown schema, a missing, unknown or
-// mistyped key, a run of a column that does not exist, a (column, seed) run listed twice or not at
-// all, a label that is empty or repeated, a seed listed twice, a run of another scenario, a
-// negative ci95, an unknown summary metric or a summary cell per column that does not match the
-// columns is a ConfigError "<file>: <json pointer>: expected X, got Y"; errors inside a compare
-// file's runs name the full pointer ("/runs/3/result/tiers/..."). Of a result's optional
-// `scheduler` object, the keys the report uses (governor, clusters, cpu_busy_share) are required
-// and checked; others are left to `bindersim check --exact`.
+// A sweep summary ("bindersim.sweep-summary/1", from `bindersim sweep merge --out`).
+struct ReportSweep {
+  std::string source;
+  std::string name;
+  std::string scenario;  // of the pooled runs, distinct values joined; "" when none was merged
+  std::string topology;
+  std::vector<std::string> axes;        // axis names, in order
+  std::optional<std::uint64_t> listed;  // runs listed by --runs; nullopt without
+  std::uint64_t merged = 0;
+  std::uint64_t ignored = 0;
+  std::uint64_t missing = 0;
+  std::vector<std::string> column_labels;  // every column label, in order of first appearance
+  std::vector<ReportSweepPoint> points;    // in sweep order
+};
+
+// What one input file is, for the page's list of inputs.
+struct ReportInput {
+  std::string source;
+  std::string what;  // "result document", "compare document: 3 column(s) x 2 seed(s)", ...
+};
+
+// Everything a report shows, in input order.
+struct ReportData {
+  std::vector<ReportInput> inputs;
+  std::vector<ReportPolicy> policies;
+  std::vector<ReportCompareTable> compares;
+  std::vector<ReportSweep> sweeps;
+};
+
+// Reads result ("bindersim.result/1"), compare ("bindersim.compare/1") and sweep summary
+// ("bindersim.sweep-summary/1") documents, in any mix. A result adds one policy (labelled by its
+// selector and its parameters, if any); a compare file adds one policy per column (labelled by
+// the column label, with the column's runs as seeds) and its summary table; a sweep summary adds
+// one ReportSweep and no policy (its points' pooled runs are read as strictly as results, with
+// their column's selector and placement, but not drawn). Labels that occur more than once get "
+// (<file name>)" appended, then " #2", " #3" for any still equal. Reading is strict: an unknown
+// schema, a missing, unknown or mistyped key, a run of a column that does not exist, a (column,
+// seed) run listed twice or not at all, a label that is empty or repeated, a seed listed twice, a
+// run of another scenario, a negative ci95, an unknown summary metric or a summary cell per column
+// that does not match the columns is a ConfigError "<file>: <json pointer>: expected X, got Y";
+// errors inside a compare file's runs name the full pointer ("/runs/3/result/tiers/..."). Of a
+// result's optional `scheduler` object, the keys the report uses (governor, clusters,
+// cpu_busy_share) are required and checked; others are left to `bindersim check --exact`.
 ReportData read_report_documents(const std::vector<JsonDocument>& documents);
 // As read_report_documents(); a missing file or malformed JSON is a ConfigError naming it.
 ReportData read_report_files(const std::vector<std::filesystem::path>& paths);
+
+// Distinct values in order of first appearance, joined by ", ".
+std::string distinct_joined(const std::vector<std::string>& values);
 
 // ---- figures drawn by the charts ------------------------------------------------------------
 
@@ -150,9 +189,13 @@ struct ReportOptions {
 // Writes the page: inputs and a policy table, then one SVG chart per kind (tier shares per
 // scheduling class, latency CDFs per class and tier, latency breakdown, per-CPU utilization
 // when any input carries it, else a note that it is missing, and selection decisions), the
-// clusters' mean frequencies, then one table per compare file. Light and dark colour schemes
-// follow prefers-color-scheme. Every string from the inputs is escaped. Byte-identical for
-// equal data and options. `data` must hold at least one policy.
+// clusters' mean frequencies, then one table per compare file; without policies, none of
+// these. Then one section per sweep: its headline metrics (throughput, latency mean, p50, p99)
+// as dots with 95% whiskers per column across the points, a table with a row per point (the
+// first column's value and each other's Δ%), and the full table of each point in a <details>
+// element. Light and dark colour schemes follow prefers-color-scheme. Every string from the
+// inputs is escaped. Byte-identical for equal data and options. `data` must hold at least one
+// policy or sweep.
 void write_report_html(const ReportData& data, const ReportOptions& options, std::ostream& out);
 
 }  // namespace bindersim::io

@@ -51,9 +51,9 @@ struct NiceAxis {
   std::vector<double> ticks;
 };
 
-// The smallest round axis that covers [low, high] (swapped when given backwards). An empty
-// interval is widened to one unit around it ([0, 1] for [0, 0]); target_ticks below 1 counts
-// as 1.
+// The smallest round axis that covers [low, high] (swapped when given backwards; both finite,
+// and so must their difference be). An empty interval is widened to one unit around it ([0, 1]
+// for [0, 0]); target_ticks below 1 counts as 1.
 NiceAxis nice_axis(double low, double high, int target_ticks);
 
 // Text anchor of an SVG <text>.
