@@ -5,6 +5,7 @@
 #include <system_error>
 #include <vector>
 
+#include "bindersim/common/data_file.hpp"
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/topology/topology.hpp"
@@ -17,7 +18,7 @@ namespace bindersim::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: bindersim topology show NAME_OR_PATH [--dot] [--set topology.KEY=VALUE]...\n"
+    "usage: bindersim topology show NAME_OR_PATH [--dot | --json] [--set topology.KEY=VALUE]...\n"
     "       bindersim topology list\n"
     "\n"
     "show   prints a topology: clusters, capacities, idle states, operating points, caches,\n"
@@ -25,6 +26,9 @@ constexpr const char* kUsage =
     "       name from `bindersim topology list` (topologies/NAME.json) or a path to a .json\n"
     "       file.\n"
     "       --dot  writes the cache graph in Graphviz format instead.\n"
+    "       --json writes the topology document instead, with the --set values in it: a\n"
+    "              topology file (keys in alphabetical order) that runs as the original\n"
+    "              with those overrides does.\n"
     "       --set  changes a value first, as `bindersim run --set topology.KEY=VALUE` does\n"
     "              (repeatable).\n"
     "list   prints the names of the available topologies.\n"
@@ -32,7 +36,9 @@ constexpr const char* kUsage =
     "examples:\n"
     "  bindersim topology show sa8155p\n"
     "  bindersim topology show sa8155p --dot | dot -Tsvg -o sa8155p.svg\n"
-    "  bindersim topology show sa8155p --set topology.shared_caches.0.latency_ns=45\n";
+    "  bindersim topology show sa8155p --set topology.shared_caches.0.latency_ns=45\n"
+    "  bindersim topology show sa8155p --json --set topology.costs.context_switch_ref_ns=900 \\\n"
+    "      > topologies/sa8155p-fast-switch.json\n";
 
 // One usage error line; the exit code of bad input.
 int usage_error(std::ostream& err, const std::string& message) {
@@ -43,11 +49,14 @@ int usage_error(std::ostream& err, const std::string& message) {
 int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string name;
   bool dot = false;
+  bool json = false;
   std::vector<workload::Override> overrides;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--dot") {
       dot = true;
+    } else if (arg == "--json") {
+      json = true;
     } else if (arg == "--set" || arg.starts_with("--set=")) {
       if (arg == "--set" && i + 1 == args.size()) {
         return usage_error(err, "show: --set needs topology.KEY=VALUE");
@@ -60,7 +69,8 @@ int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
       }
       overrides.push_back(workload::parse_override(text));
     } else if (arg.size() > 1 && arg.front() == '-') {
-      return usage_error(err, "show: unknown option \"" + arg + "\"; valid: --dot, --set, --help");
+      return usage_error(
+          err, "show: unknown option \"" + arg + "\"; valid: --dot, --json, --set, --help");
     } else if (!name.empty()) {
       return usage_error(err, "show: unexpected argument \"" + arg + "\" after \"" + name + "\"");
     } else {
@@ -68,6 +78,7 @@ int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     }
   }
   if (name.empty()) return usage_error(err, "show: missing NAME_OR_PATH");
+  if (dot && json) return usage_error(err, "show: --dot and --json exclude each other");
 
   const topology::Topology topology =
       workload::load_topology(name, data_dir() / "topologies", overrides);
@@ -75,6 +86,14 @@ int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   std::ostringstream text;
   if (dot) {
     topology::write_dot(topology, text);
+  } else if (json) {
+    // The document load_topology() has just read and checked, with the same overrides.
+    nlohmann::json document =
+        JsonDocument::parse_file(
+            resolve_data_file(name, data_dir() / "topologies", "topology", "topologies"))
+            .value();
+    workload::apply_topology_overrides(document, overrides);
+    text << document.dump(2) << '\n';
   } else {
     topology::print_topology(topology, text);
   }

@@ -465,6 +465,45 @@ else
   fail "topology show --set of a scenario path: exit 2, one line, nothing on stdout" "exit $rc"
 fi
 
+# --json writes the topology document: the shipped file's as it is, and with --set a file that
+# shows, and runs, as the shipped one with the same --set does.
+run topology show sa8155p --json
+if [[ $rc -eq 0 ]] && python3 -S -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
+  "$TMP/out" "$ROOT/topologies/sa8155p.json"; then
+  pass "topology show sa8155p --json prints the shipped document"
+else
+  fail "topology show sa8155p --json prints the shipped document" "exit $rc"
+fi
+run topology show sa8155p --json --set topology.costs.context_switch_ref_ns=900
+cp "$TMP/out" "$TMP/fast-switch.json"
+run topology show "$TMP/fast-switch.json"
+cp "$TMP/out" "$TMP/fast-switch.txt"
+run topology show sa8155p --set topology.costs.context_switch_ref_ns=900
+if [[ $rc -eq 0 ]] && cmp -s "$TMP/out" "$TMP/fast-switch.txt" &&
+  grep -q '"context_switch_ref_ns": 900' "$TMP/fast-switch.json"; then
+  pass "topology show --json --set writes a topology that shows as the --set one"
+else
+  fail "topology show --json --set writes a topology that shows as the --set one" "exit $rc"
+fi
+run run "$SCENARIO" --set clients.0.iterations=200 --set "topology=$TMP/fast-switch.json" \
+  --out "$TMP/fast-file.json"
+run run "$SCENARIO" --set clients.0.iterations=200 \
+  --set topology.costs.context_switch_ref_ns=900 --out "$TMP/fast-set.json"
+if python3 -S -c 'import json, sys
+a, b = (json.load(open(f))["provenance"]["fingerprint"] for f in sys.argv[1:])
+sys.exit(a != b)' "$TMP/fast-file.json" "$TMP/fast-set.json"; then
+  pass "a run on the --json topology has the fingerprint of the run with --set"
+else
+  fail "a run on the --json topology has the fingerprint of the run with --set"
+fi
+run topology show sa8155p --json --dot
+if [[ $rc -eq 2 && ! -s "$TMP/out" ]] && grep -q -- '--dot and --json exclude each other' "$TMP/err"; then
+  pass "topology show --json --dot: exit 2, nothing on stdout"
+else
+  fail "topology show --json --dot: exit 2, nothing on stdout" "exit $rc"
+fi
+
 run topology show "$TMP/bad-capacity.json"
 if [[ $rc -eq 2 && ! -s "$TMP/out" && $(wc -l <"$TMP/err") -eq 1 ]] &&
   grep -qF "$TMP/bad-capacity.json: /clusters/1/capacity_dmips_mhz: " "$TMP/err"; then
