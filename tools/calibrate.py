@@ -37,8 +37,8 @@ Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N]
                      --set kernel.misfit_migration=true, or --set topology=mydevice (a name:
                      topologies/mydevice.json; a relative path is taken from the scenario's
                      directory), or a topology value, --set topology.costs.wakeup_ref_ns=900;
-                     --silver-throughput and --throughput-cpus read the CPUs from the
-                     scenario's own topology file, as written
+                     --silver-throughput takes the silver CPUs from the topology so chosen and
+                     changed (`bindersim topology show --json`)
   --reference FILE   the measured baseline (default tools/calibration/sa8155p-reference.json);
                      a benchmark it does not give is left out. tools/trace-tiers.py
                      --schd-dbg-reference writes one from a device's trace of schd-dbg
@@ -141,17 +141,50 @@ def cpu_list(text):
     return cpus
 
 
-def topology_path(scenario_path, scenario):
-    """The topology file a scenario names (a name under topologies/ or a path)."""
-    path = pathlib.Path(scenario["topology"])
-    if path.suffix != ".json":
-        return ROOT / "topologies" / f"{path}.json"
-    return path if path.is_absolute() else pathlib.Path(scenario_path).parent / path
+def topology_reference(scenario_path, topology):
+    """A scenario's topology (its own, or a --set topology= value) as bindersim takes it: a name
+    as written, or a path (with a '/' or ending in .json) made absolute from the scenario's
+    directory."""
+    path = pathlib.Path(topology)
+    if ("/" not in topology and path.suffix != ".json") or path.is_absolute():
+        return topology
+    return str((pathlib.Path(scenario_path).parent / path).resolve())
 
 
-def scenario_topology(scenario_path, scenario):
-    """The topology document a scenario names."""
-    return json.loads(topology_path(scenario_path, scenario).read_text())
+def with_topology_resolved(scenario_path, overrides):
+    """`overrides` with a --set topology= path made absolute from the scenario's directory, so
+    that they mean the same for a copy of the scenario written elsewhere."""
+    out = []
+    for override in overrides:
+        key, _, value = override.partition("=")
+        if key == "topology":
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = value  # bindersim takes a VALUE that is not JSON as a string
+            if isinstance(parsed, str):
+                override = "topology=" + json.dumps(topology_reference(scenario_path, parsed))
+        out.append(override)
+    return out
+
+
+def run_topology(binary, scenario_path, scenario, overrides):
+    """The topology document a run of the scenario with `overrides` uses, as bindersim reads it
+    (`topology show --json`): the scenario's own or the one a --set topology= names, with the
+    overrides of topology values (topology.KEY=VALUE) in it."""
+    reference = topology_reference(scenario_path, scenario["topology"])
+    sets = []
+    for override in with_topology_resolved(scenario_path, overrides):
+        key, _, value = override.partition("=")
+        if key == "topology":
+            reference = json.loads(value)
+        elif key.startswith("topology."):
+            sets += ["--set", override]
+    shown = subprocess.run([binary, "topology", "show", reference, "--json", *sets],
+                           capture_output=True, text=True, cwd=ROOT)
+    if shown.returncode != 0:
+        sys.exit(shown.stderr.strip())
+    return json.loads(shown.stdout)
 
 
 def compare(ref, schd_result, bt_result, bound_factor=1.0):
@@ -297,15 +330,19 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         bt_scenario = pathlib.Path(args.binder_throughput)
+        bt_overrides = args.overrides
         if args.silver_throughput or args.throughput_cpus is not None:
             doc = json.loads(bt_scenario.read_text())
-            topology = scenario_topology(bt_scenario, doc)
             if args.silver_throughput:
+                topology = run_topology(args.bindersim, bt_scenario, doc, args.overrides)
                 doc = silver_confined(doc, topology["clusters"][0]["cpus"])
             else:
                 doc = confined(doc, args.throughput_cpus,
                                args.background_cpus or args.throughput_cpus)
-            doc["topology"] = str(topology_path(bt_scenario, doc).resolve())
+            # The copy runs from another directory: paths in it and in the overrides are
+            # made absolute from the scenario's.
+            doc["topology"] = topology_reference(bt_scenario, doc["topology"])
+            bt_overrides = with_topology_resolved(bt_scenario, args.overrides)
             bt_scenario = tmp / "binder-throughput-silver.json"
             bt_scenario.write_text(json.dumps(doc))
         schd_scale = args.scale if args.schd_scale is None else args.schd_scale
@@ -319,9 +356,9 @@ def main():
             if bt_scale > 0:
                 bt = steady_state(
                     run(args.bindersim, bt_scenario, long // STEADY_STATE_SHORT, seed,
-                        tmp / "bt-short.json", args.overrides),
+                        tmp / "bt-short.json", bt_overrides),
                     run(args.bindersim, bt_scenario, long, seed, tmp / "bt.json",
-                        args.overrides))
+                        bt_overrides))
             per_seed.append(compare(ref, schd, bt, args.bound_factor))
     rows = average(per_seed)
     for r in rows:
