@@ -29,7 +29,10 @@
 // - the report printed "+inf%" for a summary delta_pct near the largest double, and "inf"
 //   calls/s for throughputs that summed beyond it;
 // - a document built in memory (JsonDocument::from_value) with a string that is not UTF-8 made
-//   read_result or exact_differences throw nlohmann::json::type_error.
+//   read_result or exact_differences throw nlohmann::json::type_error;
+// - a sweep summary with one column's value at the largest double and another's at its
+//   negative made the sweep chart's axis span infinite (kept in tests/io/report_test.cpp, where
+//   the sweep's mutation that finds it was added after it was found by hand).
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -502,7 +505,7 @@ std::string mutate_sweep_fields(Json& document, engine::Rng& rng) {
     if (!c) return std::nullopt;
     return columns / *c;
   };
-  switch (rng.uniform_below(9)) {
+  switch (rng.uniform_below(10)) {
     case 0:
     case 1:
     case 2:
@@ -552,6 +555,17 @@ std::string mutate_sweep_fields(Json& document, engine::Rng& rng) {
                                     "<b>&</b>", "\u001b[31m", std::string(5'000, 'm')}));
       }
       return "no metric to edit";
+    case 9: {  // a headline metric at the largest double in one column, its negative in another
+      const auto first = column();
+      const auto second = column();
+      if (!first || !second) return "no column to edit";
+      const std::string key =
+          pick<std::string>({"throughput", "latency.mean", "latency.p50", "latency.p99"}, rng);
+      const double huge = std::numeric_limits<double>::max();
+      return set_if_present(document, *first / "metrics" / key / "value", huge) + "; " +
+             set_if_present(document, *second / "metrics" / key / "value", -huge) + "; " +
+             set_if_present(document, *first / "metrics" / key / "ci95", huge);
+    }
     default: {  // one metric cell of a column
       const auto at = column();
       if (!at || !document.contains(*at / "metrics") || !document[*at / "metrics"].is_object() ||
