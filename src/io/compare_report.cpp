@@ -296,4 +296,32 @@ void write_compare_json(const CompareReport& report, std::ostream& out) {
       << '\n';
 }
 
+std::vector<SweepColumnKey> sweep_column_order(
+    const std::vector<std::vector<SweepColumnKey>>& points) {
+  std::vector<SweepColumnKey> keys;
+  for (const std::vector<SweepColumnKey>& columns : points) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      if (std::find(keys.begin(), keys.end(), columns[i]) != keys.end()) continue;
+      // Before the first column listed already that follows it in this point.
+      auto at = keys.end();
+      for (std::size_t j = i + 1; j < columns.size() && at == keys.end(); ++j) {
+        at = std::find(keys.begin(), keys.end(), columns[j]);
+      }
+      keys.insert(at, columns[i]);
+    }
+  }
+  return keys;
+}
+
+std::vector<std::string> sweep_column_labels(const std::vector<SweepColumnKey>& keys) {
+  std::vector<std::string> labels;
+  for (const SweepColumnKey& key : keys) {
+    const bool several = std::count_if(keys.begin(), keys.end(), [&](const SweepColumnKey& k) {
+                           return k.first == key.first;
+                         }) > 1;
+    labels.push_back(several ? key.first + " " + key.second : key.first);
+  }
+  return labels;
+}
+
 }  // namespace bindersim::io

@@ -799,15 +799,19 @@ std::string delta_text(double delta_pct) {
                                     : fmt::format("{:+.2g}%", delta_pct);
 }
 
-// The <td> of a Δ% cell: rounded to 0.1%, "~" when not significant; a significant change of a
-// metric with a better direction coloured better or worse.
-std::string delta_td(const ReportCompareCell& cell, stats::Better better) {
+// The <td> of a Δ% cell: rounded to 0.1%, "~" when not significant, and with `mark_untested`
+// "?" when it was not tested (a column with fewer than two per-seed values); a significant
+// change of a metric with a better direction coloured better or worse.
+std::string delta_td(const ReportCompareCell& cell, stats::Better better, bool mark_untested) {
   std::string delta = "-";
   std::string cls = "num";
   if (cell.delta_pct) {
     delta = delta_text(*cell.delta_pct);
     if (cell.significant.has_value() && !*cell.significant) {
       delta += "~";
+      cls += " same";
+    } else if (!cell.significant.has_value() && mark_untested) {
+      delta += "?";
       cls += " same";
     } else if (cell.significant.value_or(false) && better != stats::Better::kNeutral &&
                *cell.delta_pct != 0.0) {
@@ -818,8 +822,9 @@ std::string delta_td(const ReportCompareCell& cell, stats::Better better) {
   return "<td class=\"" + cls + "\">" + html_escape(delta) + "</td>";
 }
 
-// A table with a row per metric: each column's value ± ci95 and, after the first, its Δ%.
-std::string metric_table(const ReportCompareTable& table, std::string_view id) {
+// A table with a row per metric: each column's value ± ci95 and, after the first, its Δ%
+// (delta_td() with `mark_untested`).
+std::string metric_table(const ReportCompareTable& table, std::string_view id, bool mark_untested) {
   std::string html = fmt::format(
       "<div class=\"table-wrap\"><table id=\"{}\" class=\"compare-table\">\n"
       "<thead><tr><th>metric</th><th>unit</th>",
@@ -833,7 +838,7 @@ std::string metric_table(const ReportCompareTable& table, std::string_view id) {
     html += "<tr><td>" + html_escape(row.label) + "</td><td>" + html_escape(row.unit) + "</td>";
     for (std::size_t c = 0; c < row.cells.size(); ++c) {
       html += "<td class=\"num\">" + html_escape(cell_value_text(row.cells[c])) + "</td>";
-      if (c != 0) html += delta_td(row.cells[c], row.better);
+      if (c != 0) html += delta_td(row.cells[c], row.better, mark_untested);
     }
     html += "</tr>\n";
   }
@@ -847,7 +852,7 @@ std::string compare_table(const ReportCompareTable& table, std::size_t index) {
       html_escape(table.source), html_escape(table.scenario), html_escape(table.topology),
       html_escape(seeds_text(table.seeds)), table.columns.size(),
       table.varies.empty() ? "" : " · varies " + html_escape(table.varies));
-  html += metric_table(table, fmt::format("table-compare-{}", index));
+  html += metric_table(table, fmt::format("table-compare-{}", index), false);
   const std::string baseline = table.columns.empty() ? "" : table.columns.front();
   html += "<p class=\"note\">" +
           html_escape(table.seeds.size() >= 2
@@ -902,11 +907,19 @@ std::string point_label(const ReportSweepPoint& point) {
   return out.empty() ? "all runs" : out;
 }
 
-// The sweep's colour index of a point's column: its place among every label of the sweep.
-std::size_t sweep_colour(const ReportSweep& sweep, const std::string& label) {
-  return static_cast<std::size_t>(
-      std::find(sweep.column_labels.begin(), sweep.column_labels.end(), label) -
-      sweep.column_labels.begin());
+// `text` cut to at most `width` of layout width (text_width()), "…" in place of what is cut;
+// whole UTF-8 sequences only.
+std::string fit_text(const std::string& text, double width) {
+  if (text_width(text) <= width) return text;
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t next = i + 1;
+    while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+    if (text_width(out + text.substr(i, next - i) + "…") > width) break;
+    out += text.substr(i, next - i);
+    i = next;
+  }
+  return out + "…";
 }
 
 // Values of the sweep chart are drawn within ±kMaxDrawn, so that an axis's span and every
@@ -948,17 +961,20 @@ void draw_sweep_panel(SvgWriter& svg, double cx, double cy, double width, double
     const ReportSweepPoint& point = sweep.points[p];
     const double row_top = top + row_step * static_cast<double>(p);
     const std::string label = point_label(point);
-    svg.text(left - 6.0, row_top + row_step / 2.0 + 4.0, label, "bar-name", Anchor::kEnd);
+    // A label longer than its room is cut; the dots' tooltips and the overview keep it whole.
+    svg.text(left - 6.0, row_top + row_step / 2.0 + 4.0, fit_text(label, label_width - 10.0),
+             "bar-name", Anchor::kEnd);
     for (std::size_t c = 0; c < point.table.columns.size(); ++c) {
       const ReportCompareCell& cell = point.table.rows[row].cells[c];
       if (!cell.mean) continue;
-      const std::size_t colour = sweep_colour(sweep, point.table.columns[c]);
+      const std::size_t colour = point.sweep_columns[c];
       const double y =
           row_top + 3.0 + (static_cast<double>(colour) + 0.5) * (row_step - 6.0) / lanes;
       const double half = cell.ci95.value_or(0.0);
       if (half > 0.0) {
+        // Beyond eight columns colours repeat; the whisker's dash tells them apart.
         svg.line(x(drawn(*cell.mean - half)), y, x(drawn(*cell.mean + half)), y,
-                 "whisker stroke-" + std::to_string(colour % kPalette));
+                 "whisker " + series_stroke(colour));
       }
       std::string tooltip = fmt::format("{} at {}: {} {}", point.table.columns[c], label,
                                         cell_value_text(cell), metric.unit);
@@ -989,7 +1005,7 @@ std::string sweep_chart(const ReportSweep& sweep, std::size_t index,
 
   std::vector<LegendItem> legend;
   for (std::size_t c = 0; c < sweep.column_labels.size(); ++c) {
-    legend.push_back({sweep.column_labels[c], fill_class(c)});
+    legend.push_back({sweep.column_labels[c], series_stroke(c), true});
   }
   SvgWriter probe("", kWidth, 0, "", "");
   const double top = draw_legend(probe, kLeft, 48.0, kWidth - kLeft, legend) + 4.0;
@@ -1045,21 +1061,21 @@ std::string sweep_table(const ReportSweep& sweep, std::size_t index,
     }
     if (sweep.axes.empty()) html += "<td>all runs</td>";
     // Δ% cells are against the point's first column: shown only when that is the baseline.
-    const bool has_baseline = point.table.columns.front() == baseline;
+    const bool has_baseline = point.sweep_columns.front() == 0;
+    const bool several_seeds = point.table.seeds.size() >= 2;
     for (const std::size_t r : rows) {
       const std::vector<ReportCompareCell>& cells = point.table.rows[r].cells;
       ReportCompareCell base;
       if (has_baseline) base.mean = cells.front().mean;
       html += "<td class=\"num\">" + html_escape(cell_value_text(base)) + "</td>";
       for (std::size_t c = 1; c < labels.size(); ++c) {
-        const auto it =
-            std::find(point.table.columns.begin(), point.table.columns.end(), labels[c]);
-        if (!has_baseline || it == point.table.columns.end()) {
+        const auto it = std::find(point.sweep_columns.begin(), point.sweep_columns.end(), c);
+        if (!has_baseline || it == point.sweep_columns.end()) {
           html += "<td class=\"num\">-</td>";
           continue;
         }
-        html += delta_td(cells[static_cast<std::size_t>(it - point.table.columns.begin())],
-                         point.table.rows[r].better);
+        html += delta_td(cells[static_cast<std::size_t>(it - point.sweep_columns.begin())],
+                         point.table.rows[r].better, several_seeds);
       }
     }
     html += "</tr>\n";
@@ -1101,8 +1117,9 @@ std::string sweep_block(const ReportSweep& sweep, std::size_t index) {
             html_escape(fmt::format(
                 "{}'s pooled value (every seed's calls as one run: percentiles from the merged "
                 "histograms) and each other column's Δ% against it at the same point; ~ = not "
-                "significant (Welch's t-test of the per-seed values, 5% level), no mark with one "
-                "seed; - where a point lacks the column or {}.",
+                "significant (Welch's t-test of the per-seed values, 5% level), ? = not tested (a "
+                "column with fewer than two seeds' values), no mark at a point with one seed; - "
+                "where a point lacks the column or {}.",
                 sweep.column_labels.front(), sweep.column_labels.front())) +
             "</p>\n";
   }
@@ -1117,6 +1134,16 @@ std::string sweep_block(const ReportSweep& sweep, std::size_t index) {
       if (!point.missing_seeds[c].empty()) {
         seeds_line += fmt::format(" (missing {})", seeds_text(point.missing_seeds[c]));
       }
+      // Seeds other columns of the point have and this one neither merged nor lists as
+      // missing (a sweep merged without its runs file).
+      std::vector<std::uint64_t> lacking;
+      for (const std::uint64_t seed : point.table.seeds) {
+        const auto has = [seed](const std::vector<std::uint64_t>& list) {
+          return std::find(list.begin(), list.end(), seed) != list.end();
+        };
+        if (!has(point.column_seeds[c]) && !has(point.missing_seeds[c])) lacking.push_back(seed);
+      }
+      if (!lacking.empty()) seeds_line += fmt::format(" (no result for {})", seeds_text(lacking));
     }
     std::string heading;
     for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
@@ -1124,13 +1151,15 @@ std::string sweep_block(const ReportSweep& sweep, std::size_t index) {
     }
     html += "<h4>" + html_escape(heading.empty() ? "all runs" : heading) +
             "</h4>\n<p class=\"meta\">" + html_escape(seeds_line) + "</p>\n";
-    html += metric_table(point.table, fmt::format("table-sweep-{}-point-{}", index, p));
+    html += metric_table(point.table, fmt::format("table-sweep-{}-point-{}", index, p),
+                         point.table.seeds.size() >= 2);
   }
   html +=
       "<p class=\"note\">Each value is the column's pooled run ± the 95% confidence half-width "
       "of its per-seed values (Student's t); Δ% against the point's first column, ~ = not "
-      "significant (Welch's t-test, 5% level); significant changes are coloured by whether they "
-      "are better or worse. A column with one seed has no interval or test.</p>\n</details>\n";
+      "significant (Welch's t-test, 5% level), ? = not tested (a column with fewer than two "
+      "seeds' values); significant changes are coloured by whether they are better or worse. A "
+      "column with one seed has no interval.</p>\n</details>\n";
   return html;
 }
 
@@ -1152,8 +1181,14 @@ void write_report_html(const ReportData& data, const ReportOptions& options, std
   if (scenario_text.empty()) scenario_text = "-";
   std::string topology_text = distinct_joined(topologies);
   if (topology_text.empty()) topology_text = "-";
-  const std::string title =
-      options.title.empty() ? "bindersim report: " + scenario_text : options.title;
+  std::string title = options.title;
+  if (title.empty()) {
+    // A page of sweeps whose runs all went missing names no scenario: it names its sweeps.
+    std::vector<std::string> sweep_names;
+    for (const ReportSweep& sweep : data.sweeps) sweep_names.push_back("sweep " + sweep.name);
+    title =
+        "bindersim report: " + (scenarios.empty() ? distinct_joined(sweep_names) : scenario_text);
+  }
   // "2 policies · 1 sweep(s)", leaving out a kind the inputs do not have.
   std::string contents = data.policies.empty()
                              ? ""

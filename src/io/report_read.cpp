@@ -442,6 +442,7 @@ std::optional<std::pair<std::string, std::string>> read_sweep_column(const JsonN
   }
   point.column_seeds.push_back(std::move(seeds));
   point.missing_seeds.push_back(std::move(missing));
+  point.column_keys.emplace_back(selector, placement);
   return names;
 }
 
@@ -507,10 +508,13 @@ void read_sweep(const JsonDocument& document, ReportData& data) {
         point.table.scenario = names->first;
         point.table.topology = names->second;
       }
-      const std::string& label = point.table.columns.back();
-      if (std::find(sweep.column_labels.begin(), sweep.column_labels.end(), label) ==
-          sweep.column_labels.end()) {
-        sweep.column_labels.push_back(label);
+      const auto same = std::find(point.column_keys.begin(), point.column_keys.end() - 1,
+                                  point.column_keys.back());
+      if (same != point.column_keys.end() - 1) {
+        column.fail(
+            "expected one column per selector and placement, got a second " +
+            quote_text(point.column_keys.back().first + " " + point.column_keys.back().second) +
+            " (column " + std::to_string(same - point.column_keys.begin()) + ")");
       }
     }
     if (point.table.columns.empty()) columns.fail("expected at least one column, got none");
@@ -519,6 +523,16 @@ void read_sweep(const JsonDocument& document, ReportData& data) {
   }
   if (sweep.points.empty()) points.fail("expected at least one point, got none");
   root.finish();
+  std::vector<std::vector<SweepColumnKey>> point_keys;
+  for (const ReportSweepPoint& point : sweep.points) point_keys.push_back(point.column_keys);
+  const std::vector<SweepColumnKey> keys = sweep_column_order(point_keys);
+  sweep.column_labels = sweep_column_labels(keys);
+  for (ReportSweepPoint& point : sweep.points) {
+    for (const SweepColumnKey& key : point.column_keys) {
+      point.sweep_columns.push_back(
+          static_cast<std::size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin()));
+    }
+  }
   sweep.scenario = distinct_joined(scenarios);
   sweep.topology = distinct_joined(topologies);
 

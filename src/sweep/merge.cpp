@@ -550,36 +550,20 @@ std::vector<std::size_t> metric_indices(const std::vector<stats::Metric>& metric
 
 void print_sweep_overview(const SweepSummary& summary,
                           const std::vector<std::size_t>& metric_indices, std::ostream& out) {
-  // The columns of the sweep, each a (selector, placement) wherever a point has it, in the
-  // order of the points' own columns: one a point lacks does not move the others, and the
-  // first is the baseline.
-  using ColumnKey = std::pair<std::string, std::string>;
+  // The columns of the sweep, each a (selector, placement) wherever a point has it.
+  using ColumnKey = io::SweepColumnKey;
   const auto key_of_column = [](const SweepColumn& c) {
     return ColumnKey(c.selector, c.placement);
   };
-  std::vector<ColumnKey> keys;
+  std::vector<std::vector<ColumnKey>> point_keys;
   std::set<std::uint64_t> seeds;
   for (const SweepPoint& point : summary.points) {
-    for (std::size_t i = 0; i < point.columns.size(); ++i) {
-      const ColumnKey key = key_of_column(point.columns[i]);
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      // Before the first column listed already that follows it in this point.
-      auto at = keys.end();
-      for (std::size_t j = i + 1; j < point.columns.size() && at == keys.end(); ++j) {
-        at = std::find(keys.begin(), keys.end(), key_of_column(point.columns[j]));
-      }
-      keys.insert(at, key);
-    }
+    std::vector<ColumnKey>& keys_of_point = point_keys.emplace_back();
+    for (const SweepColumn& column : point.columns) keys_of_point.push_back(key_of_column(column));
     seeds.merge(seeds_of(point));
   }
-  // A selector's label names its placement when the sweep runs it under several.
-  std::vector<std::string> labels;
-  for (const ColumnKey& key : keys) {
-    const bool several = std::count_if(keys.begin(), keys.end(), [&](const ColumnKey& k) {
-                           return k.first == key.first;
-                         }) > 1;
-    labels.push_back(several ? key.first + " " + key.second : key.first);
-  }
+  const std::vector<ColumnKey> keys = io::sweep_column_order(point_keys);
+  const std::vector<std::string> labels = io::sweep_column_labels(keys);
   out << fmt::format("sweep {} | {}", console_text(summary.sweep),
                      io::seeds_text({seeds.begin(), seeds.end()}));
   if (labels.size() > 1) out << " | Δ% against " << console_text(labels.front());

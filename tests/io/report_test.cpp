@@ -1072,6 +1072,91 @@ TEST(ReportSweepHtml, APointWithoutTheBaselineColumnShowsNoDelta) {
   EXPECT_NE(dots[2].at("class").find("fill-1"), std::string::npos);
 }
 
+TEST(ReportSweepHtml, AFirstPointWithoutTheBaselineDoesNotMakeAnotherColumnTheBaseline) {
+  // As `sweep merge --across`: the sweep's columns are in the order of the points' own, so
+  // fifo stays the baseline when the first point lacks it.
+  nlohmann::ordered_json summary = sweep_summary_json();
+  summary["points"][0]["columns"].erase(0);  // no fifo at payload 16
+  const ReportData data = sweep_data(summary);
+  EXPECT_EQ(data.sweeps.at(0).column_labels, (std::vector<std::string>{"fifo", "ctabs"}));
+  const auto overview = table_cells(html_of(data), "table-sweep-0");
+  ASSERT_EQ(overview.size(), 2u);
+  for (std::size_t k = 1; k < overview[0].size(); ++k) EXPECT_EQ(overview[0][k], "-") << k;
+  EXPECT_EQ(overview[1][2],
+            delta_text(summary["points"][1]["columns"][1]["metrics"]["throughput"]));
+}
+
+TEST(ReportSweepHtml, ColumnsAreSelectorAndPlacementAcrossThePoints) {
+  // The second point runs both selectors under another placement: four columns, labelled with
+  // their placement, and no Δ% at that point against the first point's fifo.
+  nlohmann::ordered_json summary = sweep_summary_json();
+  for (auto& column : summary["points"][1]["columns"]) {
+    column["placement"] = "walt";
+    column["pooled"]["placement"] = "walt";
+  }
+  const ReportData data = sweep_data(summary);
+  EXPECT_EQ(
+      data.sweeps.at(0).column_labels,
+      (std::vector<std::string>{"fifo mainline", "ctabs mainline", "fifo walt", "ctabs walt"}));
+  EXPECT_EQ(data.sweeps.at(0).points.at(1).sweep_columns, (std::vector<std::size_t>{2, 3}));
+  const auto overview = table_cells(html_of(data), "table-sweep-0");
+  ASSERT_EQ(overview.size(), 2u);
+  ASSERT_EQ(overview[0].size(), 1u + 4u * 4u);
+  EXPECT_NE(overview[0][2], "-");
+  EXPECT_EQ(overview[0][3], "-");  // fifo walt at the first point
+  for (std::size_t k = 1; k < overview[1].size(); ++k) EXPECT_EQ(overview[1][k], "-") << k;
+  // A second column of one selector and placement in one point is refused.
+  summary["points"][1]["columns"][1]["selector"] = "fifo";
+  summary["points"][1]["columns"][1]["pooled"]["selector"] = "fifo";
+  EXPECT_EQ(read_error({document_of(summary, "s.json")}),
+            "s.json: /points/1/columns/1: expected one column per selector and placement, got a "
+            "second \"fifo walt\" (column 0)");
+}
+
+TEST(ReportSweepHtml, UntestedDeltasAreMarkedAndLackingSeedsNamed) {
+  // ctabs has one seed at payload 4096: its Δ% there was not tested ("?"), where fifo's two
+  // seeds could have been. Without the runs file the lacking seed is not listed as missing:
+  // the point's heading names it all the same.
+  nlohmann::ordered_json summary = sweep_summary_json(true);
+  summary["points"][1]["columns"][1]["missing_seeds"] = nlohmann::ordered_json::array();
+  const std::string html = html_of(sweep_data(summary));
+  const auto overview = table_cells(html, "table-sweep-0");
+  ASSERT_EQ(overview.size(), 2u);
+  EXPECT_EQ(overview[1][2].back(), '?') << overview[1][2];
+  EXPECT_NE(overview[0][2].back(), '?') << overview[0][2];
+  const auto point = table_cells(html, "table-sweep-0-point-1");
+  EXPECT_EQ(point.at(0).at(4).back(), '?') << point.at(0).at(4);  // metric, unit, fifo, ctabs, Δ%
+  EXPECT_NE(html.find("ctabs seeds 1 (no result for 2)"), std::string::npos);
+  // A compare document's tables keep no mark for an untested Δ% (one seed tests nothing).
+  EXPECT_EQ(html_of(mixed_data()).find("%?<"), std::string::npos);
+}
+
+TEST(ReportSweepHtml, LongAxisValuesAreCutInTheChartAndWholeInTheTable) {
+  nlohmann::ordered_json summary = sweep_summary_json();
+  const std::string long_value(120, 'w');
+  summary["points"][0]["axes"]["payload"] = long_value;
+  const std::string html = html_of(sweep_data(summary));
+  const std::string svg = svg_of(html, "chart-sweep-0");
+  EXPECT_EQ(svg.find(">" + long_value + "</text>"), std::string::npos);
+  EXPECT_NE(svg.find("ww…</text>"), std::string::npos);
+  EXPECT_NE(svg.find("fifo at " + long_value), std::string::npos);  // a dot's tooltip
+  EXPECT_EQ(table_cells(html, "table-sweep-0").at(0).at(0), long_value);
+}
+
+TEST(ReportSweepHtml, ASweepWithoutResultsIsTitledByItsName) {
+  nlohmann::ordered_json summary = sweep_summary_json();
+  for (auto& point : summary["points"]) {
+    for (auto& column : point["columns"]) {
+      column["seeds"] = nlohmann::ordered_json::array();
+      column["run_ids"] = nlohmann::ordered_json::array();
+      column["missing_seeds"] = {1, 2};
+      column["pooled"] = nullptr;
+    }
+  }
+  const std::string html = html_of(sweep_data(summary));
+  EXPECT_NE(html.find("<title>bindersim report: sweep demo</title>"), std::string::npos);
+}
+
 TEST(ReportSweepHtml, DotsSitAtThePooledValuesInOneLanePerColumn) {
   const std::string svg = svg_of(html_of(sweep_data(sweep_summary_json())), "chart-sweep-0");
   const auto dots = elements(svg, "circle", "marker");

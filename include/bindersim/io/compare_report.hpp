@@ -89,6 +89,18 @@ std::string delta_cell(const stats::ColumnStats& s, bool several_seeds);
 // "seed 1", "seeds 1..5" (consecutive) or "seeds 1,3,7"; "seeds none" when empty.
 std::string seeds_text(const std::vector<std::uint64_t>& seeds);
 
+// A column of a sweep: its (selector, placement).
+using SweepColumnKey = std::pair<std::string, std::string>;
+// The columns of a sweep across its points (`points`: each point's column keys, in its order):
+// each key once, in the order of the points' own columns, so that a column a point lacks does
+// not move the others; the first is the baseline. Shared by sweep merge's overview and the
+// report, which must agree.
+std::vector<SweepColumnKey> sweep_column_order(
+    const std::vector<std::vector<SweepColumnKey>>& points);
+// Labels of sweep_column_order()'s keys: the selector, with its placement when the sweep runs
+// it under several ("ctabs gki").
+std::vector<std::string> sweep_column_labels(const std::vector<SweepColumnKey>& keys);
+
 // The document, keys in this order: schema, scenario, topology, seeds, columns [{label,
 // selector, overrides}], runs [{column, seed, result}], summary {<metric key>: {unit, better,
 // columns [{label, mean, ci95, delta_pct, significant}]}}; undefined values are null. Doubles

@@ -15,6 +15,7 @@
 
 #include "bindersim/common/json_reader.hpp"
 #include "bindersim/io/check.hpp"
+#include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/stats/result.hpp"
 #include "bindersim/stats/summary.hpp"
@@ -82,6 +83,8 @@ struct ReportSweepPoint {
   ReportCompareTable table;
   std::vector<std::vector<std::uint64_t>> column_seeds;   // per column, the seeds merged
   std::vector<std::vector<std::uint64_t>> missing_seeds;  // per column, seeds without a result
+  std::vector<SweepColumnKey> column_keys;                // per column, (selector, placement)
+  std::vector<std::size_t> sweep_columns;  // per column, its index in ReportSweep::column_labels
 };
 
 // A sweep summary ("bindersim.sweep-summary/1", from `bindersim sweep merge --out`).
@@ -95,8 +98,11 @@ struct ReportSweep {
   std::uint64_t merged = 0;
   std::uint64_t ignored = 0;
   std::uint64_t missing = 0;
-  std::vector<std::string> column_labels;  // every column label, in order of first appearance
-  std::vector<ReportSweepPoint> points;    // in sweep order
+  // The sweep's columns, keyed (selector, placement) across the points in the order
+  // sweep_column_order() gives, labelled by sweep_column_labels(): as `sweep merge --across`
+  // has them. The first is the baseline of the overview.
+  std::vector<std::string> column_labels;
+  std::vector<ReportSweepPoint> points;  // in sweep order
 };
 
 // What one input file is, for the page's list of inputs.
