@@ -17,6 +17,7 @@
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/sweep/merge.hpp"
 #include "bindersim/sweep/run_record.hpp"
+#include "sweep_run_spec.hpp"
 
 namespace bindersim::io {
 namespace {
@@ -834,17 +835,7 @@ nlohmann::ordered_json sweep_summary_json(bool ctabs_4096_seed_2_missing = false
   for (const int payload : {16, 4096}) {
     for (const std::string selector : {"fifo", "ctabs"}) {
       for (const std::uint64_t seed : {1u, 2u}) {
-        sweep::RunSpec run;
-        run.index = listed.size();
-        run.sweep = "demo";
-        run.scenario = "schd-dbg";
-        run.scenario_hash = "00000000000000aa";
-        run.axes = {{"payload", payload}};
-        run.overrides = {{"clients.0.iteration.2.payload_bytes", payload}};
-        run.selector = selector;
-        run.placement = "mainline";
-        run.seed = seed;
-        run.run_id = sweep::run_id_of(run);
+        const sweep::RunSpec run = testing::sweep_run_spec(listed.size(), selector, seed, payload);
         listed.push_back(run);
         if (ctabs_4096_seed_2_missing && payload == 4096 && selector == "ctabs" && seed == 2) {
           continue;

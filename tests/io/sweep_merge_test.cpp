@@ -17,6 +17,7 @@
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/stats/summary.hpp"
 #include "bindersim/sweep/run_record.hpp"
+#include "sweep_run_spec.hpp"
 
 namespace bindersim::sweep {
 namespace {
@@ -156,18 +157,7 @@ stats::RunResult make_result(const std::string& selector, std::uint64_t seed, st
 }
 
 RunSpec make_run(std::size_t index, const std::string& selector, std::uint64_t seed, int payload) {
-  RunSpec run;
-  run.index = index;
-  run.sweep = "demo";
-  run.scenario = "schd-dbg";
-  run.scenario_hash = "00000000000000aa";
-  run.axes = {{"payload", payload}};
-  run.overrides = {{"clients.0.iteration.2.payload_bytes", payload}};
-  run.selector = selector;
-  run.placement = "mainline";
-  run.seed = seed;
-  run.run_id = run_id_of(run);
-  return run;
+  return testing::sweep_run_spec(index, selector, seed, payload);
 }
 
 std::string record_text(const RunSpec& run, const stats::RunResult& result) {
