@@ -19,6 +19,7 @@ constexpr double kCharWidth = 7.0;   // average width of a 12px character, for l
 constexpr std::size_t kPalette = 8;  // colours --c0..--c7 of the style sheet
 constexpr std::size_t kDashes = 4;   // dash patterns dash-0..dash-3, for more than 8 policies
 constexpr double kNsPerUs = 1000.0;
+constexpr double kLargestFixed = 1e15;  // larger numbers are printed in scientific notation
 
 constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
     stats::SchedClass::kFifo, stats::SchedClass::kOther};
@@ -134,8 +135,12 @@ std::string us_text(double us) {
 
 std::string percent_text(double fraction) { return format_fixed(fraction * 100.0, 1) + "%"; }
 
-// x with `decimals` decimals and thousands grouped: "6,523.3".
+// x with `decimals` decimals and thousands grouped: "6,523.3"; beyond kLargestFixed, four
+// significant digits in scientific notation: "1.797e+308".
 std::string grouped(double x, int decimals) {
+  // Beyond a thousand million million, fixed notation runs to hundreds of digits: no figure of
+  // a real run gets there, a malformed document can.
+  if (std::fabs(x) >= kLargestFixed) return fmt::format("{:.4g}", x);
   std::string text = format_fixed(x, decimals);
   std::string sign;
   if (!text.empty() && text[0] == '-') {
@@ -205,13 +210,19 @@ double draw_legend(SvgWriter& svg, double x, double y, double x_max,
   return y + 18.0;
 }
 
+// A tick's label: `decimals` decimals, or scientific notation beyond kLargestFixed.
+std::string tick_text(double tick, int decimals) {
+  return std::fabs(tick) >= kLargestFixed ? fmt::format("{:.3g}", tick)
+                                          : format_fixed(tick, decimals);
+}
+
 // Vertical grid lines and labels of a horizontal value axis, its base line, and its title.
 void draw_x_axis(SvgWriter& svg, const LinearScale& x, const NiceAxis& axis, double top,
                  double bottom, std::string_view label) {
   svg.open_group("x-axis");
   for (double tick : axis.ticks) {
     svg.line(x(tick), top, x(tick), bottom, "grid");
-    svg.text(x(tick), bottom + 14.0, format_fixed(tick, axis.decimals), "tick", Anchor::kMiddle);
+    svg.text(x(tick), bottom + 14.0, tick_text(tick, axis.decimals), "tick", Anchor::kMiddle);
   }
   svg.line(x.range_min(), bottom, x.range_max(), bottom, "axis");
   svg.text((x.range_min() + x.range_max()) / 2.0, bottom + 32.0, label, "axis-label",
@@ -226,7 +237,7 @@ void draw_y_axis(SvgWriter& svg, const LinearScale& y, const NiceAxis& axis, dou
   svg.open_group("y-axis");
   for (double tick : axis.ticks) {
     svg.line(left, y(tick), right, y(tick), "grid");
-    svg.text(left - 6.0, y(tick) + 4.0, format_fixed(tick, axis.decimals), "tick", Anchor::kEnd);
+    svg.text(left - 6.0, y(tick) + 4.0, tick_text(tick, axis.decimals), "tick", Anchor::kEnd);
   }
   svg.line(left, y.range_min(), left, y.range_max(), "axis");
   svg.text(label_x, (y.range_min() + y.range_max()) / 2.0, label, "axis-label", Anchor::kMiddle,
