@@ -76,7 +76,11 @@ font-size:11px}
 svg.chart .cdf{fill:none;stroke-width:2}
 svg.chart .legend-line{stroke-width:3}
 svg.chart .marker{stroke:var(--bg);stroke-width:1}
-svg.chart .whisker{stroke-width:2}
+svg.chart .whisker{stroke-width:2}svg.chart .marker.hollow{fill:var(--bg);stroke-width:2}
+svg.chart .hollow.stroke-0{stroke:var(--c0)}svg.chart .hollow.stroke-1{stroke:var(--c1)}
+svg.chart .hollow.stroke-2{stroke:var(--c2)}svg.chart .hollow.stroke-3{stroke:var(--c3)}
+svg.chart .hollow.stroke-4{stroke:var(--c4)}svg.chart .hollow.stroke-5{stroke:var(--c5)}
+svg.chart .hollow.stroke-6{stroke:var(--c6)}svg.chart .hollow.stroke-7{stroke:var(--c7)}
 .fill-0{fill:var(--c0);background:var(--c0)}.fill-1{fill:var(--c1);background:var(--c1)}
 .fill-2{fill:var(--c2);background:var(--c2)}.fill-3{fill:var(--c3);background:var(--c3)}
 .fill-4{fill:var(--c4);background:var(--c4)}.fill-5{fill:var(--c5);background:var(--c5)}
@@ -983,7 +987,8 @@ void draw_sweep_panel(SvgWriter& svg, double cx, double cy, double width, double
           row_top + 3.0 + (static_cast<double>(colour) + 0.5) * (row_step - 6.0) / lanes;
       const double half = cell.ci95.value_or(0.0);
       if (half > 0.0) {
-        // Beyond eight columns colours repeat; the whisker's dash tells them apart.
+        // Beyond eight columns colours repeat; the whisker's dash and a hollow dot tell them
+        // apart.
         svg.line(x(drawn(*cell.mean - half)), y, x(drawn(*cell.mean + half)), y,
                  "whisker " + series_stroke(colour));
       }
@@ -994,7 +999,11 @@ void draw_sweep_panel(SvgWriter& svg, double cx, double cy, double width, double
             " (Δ {} against {}{})", delta_text(*cell.delta_pct), point.table.columns.front(),
             cell.significant.has_value() && !*cell.significant ? ", not significant" : "");
       }
-      svg.circle(x(drawn(*cell.mean)), y, 3.5, "marker " + fill_class(colour), tooltip);
+      // The ninth column on draws hollow dots of the colours again.
+      svg.circle(x(drawn(*cell.mean)), y, 3.5,
+                 colour < kPalette ? "marker " + fill_class(colour)
+                                   : "marker hollow stroke-" + std::to_string(colour % kPalette),
+                 tooltip);
     }
   }
   svg.close_group();

@@ -1148,6 +1148,30 @@ TEST(ReportSweepHtml, ASweepWithoutResultsIsTitledByItsName) {
   EXPECT_NE(html.find("<title>bindersim report: sweep demo</title>"), std::string::npos);
 }
 
+TEST(ReportSweepHtml, TheNinthColumnOnHasHollowDotsAndDashedWhiskers) {
+  nlohmann::ordered_json summary = sweep_summary_json();
+  summary["points"].erase(1);
+  const nlohmann::ordered_json fifo = summary["points"][0]["columns"][0];
+  auto& columns = summary["points"][0]["columns"];
+  columns = nlohmann::ordered_json::array();
+  for (int k = 0; k < 9; ++k) {
+    nlohmann::ordered_json column = fifo;
+    column["label"] = fmt::format("fifo p{}", k);
+    column["placement"] = fmt::format("p{}", k);
+    column["pooled"]["placement"] = column["placement"];
+    columns.push_back(column);
+  }
+  const std::string svg = svg_of(html_of(sweep_data(summary)), "chart-sweep-0");
+  const auto dots = elements(svg, "circle", "marker");
+  ASSERT_EQ(dots.size(), 4u * 9u);
+  EXPECT_EQ(dots[0].at("class"), "marker fill-0");
+  EXPECT_EQ(dots[8].at("class"), "marker hollow stroke-0");
+  const auto whiskers = elements(svg, "line", "whisker");
+  ASSERT_GE(whiskers.size(), 9u);  // the throughput panel's, first (a zero half-width has none)
+  EXPECT_EQ(whiskers[0].at("class"), "whisker stroke-0 dash-0");
+  EXPECT_EQ(whiskers[8].at("class"), "whisker stroke-0 dash-1");
+}
+
 TEST(ReportSweepHtml, DotsSitAtThePooledValuesInOneLanePerColumn) {
   const std::string svg = svg_of(html_of(sweep_data(sweep_summary_json())), "chart-sweep-0");
   const auto dots = elements(svg, "circle", "marker");
