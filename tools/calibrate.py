@@ -21,9 +21,10 @@ Usage: tools/calibrate.py [--scale S] [--schd-scale S] [--bt-scale S] [--seed N]
   --seed N           the seed (default 1); --seeds K averages seeds N .. N+K-1 and shows the
                      standard deviation across them
   --bound-factor F   multiplies every bound (default 1; a scaled-down run is noisier)
-  --silver-throughput  run binder-throughput in a cpuset of the four silver CPUs, with the
-                     platform's background in the system-background cpuset (the same CPUs):
-                     the placement the measured run is consistent with (docs/calibration.md)
+  --silver-throughput  run binder-throughput in a cpuset of the CPUs of the topology's first
+                     cluster (the four silver CPUs of the SA8155P), with the platform's
+                     background in the system-background cpuset (the same CPUs): the placement
+                     the measured run is consistent with (docs/calibration.md)
   --throughput-cpus LIST  run binder-throughput with every binder process in a cpuset of these
                      CPUs (0-3,7), as measured on a device (tools/device-facts.py prints the
                      line); --background-cpus LIST confines the platform's unpinned background
@@ -50,6 +51,7 @@ tools/fit-calibration.py and the calibration guard test use `compare`, `steady_s
 import argparse
 import json
 import math
+import os
 import pathlib
 import re
 import subprocess
@@ -84,11 +86,21 @@ def bt_iterations(ref, scale):
     return max(STEADY_STATE_SHORT, int(ref["binder_throughput"]["calls"] / 8 * scale))
 
 
+def bindersim_failed(done):
+    """Ends the tool with bindersim's own one-line error and exit status (2: bad input)."""
+    sys.stderr.write(f"calibrate.py: {done.stderr.strip()}\n")
+    sys.exit(done.returncode)
+
+
 def run(binary, scenario, iterations, seed, out, overrides=()):
     sets = [arg for override in overrides for arg in ("--set", override)]
-    subprocess.run([binary, "run", str(scenario), "--seed", str(seed), "--out", str(out),
-                    "--set", f"clients.*.iterations={iterations}", *sets],
-                   check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    # bindersim runs in the source tree; a scenario path given from elsewhere is made absolute.
+    path = os.path.abspath(scenario) if os.path.exists(scenario) else str(scenario)
+    done = subprocess.run([binary, "run", path, "--seed", str(seed), "--out", str(out),
+                           "--set", f"clients.*.iterations={iterations}", *sets],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        bindersim_failed(done)
     return json.loads(pathlib.Path(out).read_text())
 
 
@@ -148,7 +160,19 @@ def topology_reference(scenario_path, topology):
     path = pathlib.Path(topology)
     if ("/" not in topology and path.suffix != ".json") or path.is_absolute():
         return topology
-    return str((pathlib.Path(scenario_path).parent / path).resolve())
+    # Lexically, as bindersim does: "dir/link/../t.json" is "dir/t.json" whatever the link is.
+    return os.path.normpath(os.path.join(os.path.abspath(os.path.dirname(scenario_path)), path))
+
+
+def override_value(value):
+    """A --set VALUE as bindersim reads it: JSON when it is valid JSON (NaN and Infinity are
+    not), else the text as a string."""
+    def not_json(constant):
+        raise ValueError(constant)
+    try:
+        return json.loads(value, parse_constant=not_json)
+    except ValueError:
+        return value
 
 
 def with_topology_resolved(scenario_path, overrides):
@@ -156,13 +180,10 @@ def with_topology_resolved(scenario_path, overrides):
     that they mean the same for a copy of the scenario written elsewhere."""
     out = []
     for override in overrides:
-        key, _, value = override.partition("=")
-        if key == "topology":
-            try:
-                parsed = json.loads(value)
-            except ValueError:
-                parsed = value  # bindersim takes a VALUE that is not JSON as a string
-            if isinstance(parsed, str):
+        key, equals, value = override.partition("=")
+        if key == "topology" and equals:
+            parsed = override_value(value)
+            if isinstance(parsed, str) and parsed:
                 override = "topology=" + json.dumps(topology_reference(scenario_path, parsed))
         out.append(override)
     return out
@@ -174,16 +195,21 @@ def run_topology(binary, scenario_path, scenario, overrides):
     overrides of topology values (topology.KEY=VALUE) in it."""
     reference = topology_reference(scenario_path, scenario["topology"])
     sets = []
-    for override in with_topology_resolved(scenario_path, overrides):
-        key, _, value = override.partition("=")
-        if key == "topology":
-            reference = json.loads(value)
+    for given, override in zip(overrides, with_topology_resolved(scenario_path, overrides)):
+        key, equals, value = override.partition("=")
+        if key == "topology" and equals:
+            reference = override_value(value)
+            if not isinstance(reference, str) or not reference:
+                sys.stderr.write(f"calibrate.py: --set {given}: expected a topology name or "
+                                 f"path (a non-empty string), got {value or 'nothing'}\n")
+                sys.exit(2)
         elif key.startswith("topology."):
             sets += ["--set", override]
-    shown = subprocess.run([binary, "topology", "show", reference, "--json", *sets],
+    # "--" keeps a reference that starts with "-" an argument, not an option.
+    shown = subprocess.run([binary, "topology", "show", "--json", *sets, "--", reference],
                            capture_output=True, text=True, cwd=ROOT)
     if shown.returncode != 0:
-        sys.exit(shown.stderr.strip())
+        bindersim_failed(shown)
     return json.loads(shown.stdout)
 
 

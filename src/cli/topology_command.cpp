@@ -18,7 +18,8 @@ namespace bindersim::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: bindersim topology show NAME_OR_PATH [--dot | --json] [--set topology.KEY=VALUE]...\n"
+    "usage: bindersim topology show [--dot | --json] [--set topology.KEY=VALUE]... [--]\n"
+    "                               NAME_OR_PATH\n"
     "       bindersim topology list\n"
     "\n"
     "show   prints a topology: clusters, capacities, idle states, operating points, caches,\n"
@@ -38,7 +39,7 @@ constexpr const char* kUsage =
     "  bindersim topology show sa8155p --dot | dot -Tsvg -o sa8155p.svg\n"
     "  bindersim topology show sa8155p --set topology.shared_caches.0.latency_ns=45\n"
     "  bindersim topology show sa8155p --json --set topology.costs.context_switch_ref_ns=900 \\\n"
-    "      > topologies/sa8155p-fast-switch.json\n";
+    "      > fast-switch.json\n";
 
 // One usage error line; the exit code of bad input.
 int usage_error(std::ostream& err, const std::string& message) {
@@ -51,9 +52,20 @@ int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   bool dot = false;
   bool json = false;
   std::vector<workload::Override> overrides;
+  bool options_done = false;  // after "--", every argument is NAME_OR_PATH
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "--dot") {
+    if (!options_done && arg == "--") {
+      options_done = true;
+      continue;
+    }
+    const bool option = !options_done && arg.size() > 1 && arg.front() == '-';
+    if (!option) {
+      if (!name.empty()) {
+        return usage_error(err, "show: unexpected argument \"" + arg + "\" after \"" + name + "\"");
+      }
+      name = arg;
+    } else if (arg == "--dot") {
       dot = true;
     } else if (arg == "--json") {
       json = true;
@@ -68,13 +80,9 @@ int show(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
                           "topology.costs.wakeup_ref_ns=900)");
       }
       overrides.push_back(workload::parse_override(text));
-    } else if (arg.size() > 1 && arg.front() == '-') {
+    } else {
       return usage_error(
           err, "show: unknown option \"" + arg + "\"; valid: --dot, --json, --set, --help");
-    } else if (!name.empty()) {
-      return usage_error(err, "show: unexpected argument \"" + arg + "\" after \"" + name + "\"");
-    } else {
-      name = arg;
     }
   }
   if (name.empty()) return usage_error(err, "show: missing NAME_OR_PATH");
