@@ -867,14 +867,15 @@ std::string compare_table(const ReportCompareTable& table, std::size_t index) {
       html_escape(table.source), html_escape(table.scenario), html_escape(table.topology),
       html_escape(seeds_text(table.seeds)), table.columns.size(),
       table.varies.empty() ? "" : " · varies " + html_escape(table.varies));
-  html += metric_table(table, fmt::format("table-compare-{}", index), false);
+  html += metric_table(table, fmt::format("table-compare-{}", index), table.seeds.size() >= 2);
   const std::string baseline = table.columns.empty() ? "" : table.columns.front();
   html += "<p class=\"note\">" +
           html_escape(table.seeds.size() >= 2
                           ? fmt::format("Mean ± 95% confidence half-width (Student's t) over {} "
                                         "seeds; Δ% against {}; ~ = not significant (Welch's "
-                                        "t-test, 5% level); significant changes are coloured "
-                                        "by whether they are better or worse.",
+                                        "t-test, 5% level), ? = not tested (fewer than two "
+                                        "seeds gave a column the metric); significant changes "
+                                        "are coloured by whether they are better or worse.",
                                         table.seeds.size(), baseline)
                           : fmt::format("One seed per column: no confidence interval or "
                                         "significance; Δ% against {}.",

@@ -1118,8 +1118,17 @@ TEST(ReportSweepHtml, UntestedDeltasAreMarkedAndLackingSeedsNamed) {
   const auto point = table_cells(html, "table-sweep-0-point-1");
   EXPECT_EQ(point.at(0).at(4).back(), '?') << point.at(0).at(4);  // metric, unit, fifo, ctabs, Δ%
   EXPECT_NE(html.find("ctabs seeds 1 (no result for 2)"), std::string::npos);
-  // A compare document's tables keep no mark for an untested Δ% (one seed tests nothing).
-  EXPECT_EQ(html_of(mixed_data()).find("%?<"), std::string::npos);
+  // So are a compare document's over several seeds; over one seed, which tests nothing, none.
+  CompareReport report = three_column_report();
+  report.summary[1].columns[2].significant = std::nullopt;  // ctabs-nudge's p99 +1%
+  const auto marked = table_cells(
+      html_of(read_report_documents({compare_document(report, "c.json")})), "table-compare-0");
+  EXPECT_EQ(marked.at(1).at(6), "+1.0%?");  // metric, unit, fifo, ctabs, Δ%, nudge, Δ%
+  report.seeds = {1};
+  std::erase_if(report.runs, [](const CompareRun& run) { return run.seed != 1; });
+  const auto one_seed = table_cells(
+      html_of(read_report_documents({compare_document(report, "c.json")})), "table-compare-0");
+  EXPECT_EQ(one_seed.at(1).at(6), "+1.0%");
 }
 
 TEST(ReportSweepHtml, LongAxisValuesAreCutInTheChartAndWholeInTheTable) {
