@@ -1,5 +1,5 @@
-// Reading the report's inputs (result and compare documents) and the per-policy figures its
-// charts draw.
+// Reading the report's inputs (result, compare and sweep summary documents) and the per-policy
+// figures its charts draw.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -192,6 +192,21 @@ ReportCompareRow read_summary_row(const JsonNode& node, const std::string& key,
   return row;
 }
 
+// Seeds, each once: non-negative integers listed at most once, and none of `exclude`.
+std::vector<std::uint64_t> read_seed_list(const JsonNode& node,
+                                          const std::vector<std::uint64_t>& exclude = {}) {
+  std::vector<std::uint64_t> seeds;
+  for (const JsonNode& item : node.items()) {
+    const std::uint64_t seed = read_uint(item);
+    if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end() ||
+        std::find(exclude.begin(), exclude.end(), seed) != exclude.end()) {
+      item.fail_expected("each seed once");
+    }
+    seeds.push_back(seed);
+  }
+  return seeds;
+}
+
 // A compare document: one policy per column, and its summary table.
 void read_compare(const JsonDocument& document, ReportData& data) {
   ObjectReader root(document.root());
@@ -200,13 +215,7 @@ void read_compare(const JsonDocument& document, ReportData& data) {
   table.source = document.name();
   table.scenario = root.required("scenario").as_string();
   table.topology = root.required("topology").as_string();
-  for (const JsonNode& seed : root.required("seeds").items()) {
-    const std::uint64_t value = read_uint(seed);
-    if (std::find(table.seeds.begin(), table.seeds.end(), value) != table.seeds.end()) {
-      seed.fail_expected("each seed once");
-    }
-    table.seeds.push_back(value);
-  }
+  table.seeds = read_seed_list(root.required("seeds"));
 
   std::vector<ReportPolicy> policies;
   CompareReport overrides_only;  // the columns' overrides, for report_varied_paths()
@@ -325,21 +334,6 @@ void read_compare(const JsonDocument& document, ReportData& data) {
                                                       table.columns.size(), table.seeds.size())});
   for (ReportPolicy& policy : policies) data.policies.push_back(std::move(policy));
   data.compares.push_back(std::move(table));
-}
-
-// Seeds, each once: non-negative integers listed at most once, and none of `exclude`.
-std::vector<std::uint64_t> read_seed_list(const JsonNode& node,
-                                          const std::vector<std::uint64_t>& exclude = {}) {
-  std::vector<std::uint64_t> seeds;
-  for (const JsonNode& item : node.items()) {
-    const std::uint64_t seed = read_uint(item);
-    if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end() ||
-        std::find(exclude.begin(), exclude.end(), seed) != exclude.end()) {
-      item.fail_expected("each seed once");
-    }
-    seeds.push_back(seed);
-  }
-  return seeds;
 }
 
 // A point's (or missing run's) axis values: an object with exactly the sweep's axes, read as
