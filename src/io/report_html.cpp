@@ -900,9 +900,15 @@ std::string inputs_list(const ReportData& data) {
 
 // ---- sweeps ----
 
-// The metrics of a sweep's chart and overview table, in this order, as far as it has them.
-constexpr std::array<std::string_view, 4> kSweepHeadline = {"throughput", "latency.mean",
-                                                            "latency.p50", "latency.p99"};
+// The metrics of a sweep's chart and overview table, in this order, as far as it has them: the
+// rate, the latency, and how often each class's calls stayed on the caller's CPU (what a thread
+// selector changes).
+constexpr std::array<std::string_view, 6> kSweepHeadline = {"throughput",
+                                                            "latency.mean",
+                                                            "latency.p50",
+                                                            "latency.p99",
+                                                            "tiers.sched_fifo.same_core.share",
+                                                            "tiers.sched_other.same_core.share"};
 
 // Rows of the sweep's tables (the same in every point) that kSweepHeadline names.
 std::vector<std::size_t> headline_rows(const ReportSweep& sweep) {

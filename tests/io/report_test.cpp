@@ -858,6 +858,10 @@ nlohmann::ordered_json sweep_summary_json(bool ctabs_4096_seed_2_missing = false
   return sweep::summary_to_json(std::move(merger).finish());
 }
 
+// The sweep chart's panels and the overview's metrics: throughput, latency mean, p50 and p99,
+// SCHED_FIFO and SCHED_OTHER same-core shares.
+constexpr std::size_t kSweepPanels = 6;
+
 ReportData sweep_data(const nlohmann::ordered_json& summary) {
   return read_report_documents({document_of(summary, "s.json")});
 }
@@ -1029,16 +1033,24 @@ TEST(ReportSweepHtml, OverviewCellsAreTheSummarysValuesAndDeltas) {
   ASSERT_EQ(overview.size(), 2u);
   for (std::size_t p = 0; p < 2; ++p) {
     const auto& point = summary["points"][p];
-    // payload, then (fifo value, ctabs Δ%) for throughput, latency mean, p50 and p99.
-    ASSERT_EQ(overview[p].size(), 1u + 4u * 2u);
+    // payload, then (fifo value, ctabs Δ%) for each headline metric.
+    ASSERT_EQ(overview[p].size(), 1u + kSweepPanels * 2u);
     EXPECT_EQ(overview[p][0], point["axes"]["payload"].dump());
     const auto point_table = table_cells(html, "table-sweep-0-point-" + std::to_string(p));
-    const char* keys[] = {"throughput", "latency.mean", "latency.p50", "latency.p99"};
-    for (std::size_t k = 0; k < 4; ++k) {
+    const char* keys[] = {"throughput",
+                          "latency.mean",
+                          "latency.p50",
+                          "latency.p99",
+                          "tiers.sched_fifo.same_core.share",
+                          "tiers.sched_other.same_core.share"};
+    for (std::size_t k = 0; k < kSweepPanels; ++k) {
       const auto& ctabs = point["columns"][1]["metrics"][keys[k]];
       EXPECT_EQ(overview[p][2 + 2 * k], delta_text(ctabs)) << keys[k];
-      // fifo's value is its cell in the point's full table, without the ± half-width.
-      const std::string full = point_table.at(k).at(2);
+      // fifo's value is its cell in the point's full table (rows in the summary's metric
+      // order), without the ± half-width.
+      std::size_t row = 0;
+      while (summary["metrics"][row]["key"] != keys[k]) ++row;
+      const std::string full = point_table.at(row).at(2);
       EXPECT_EQ(overview[p][1 + 2 * k], full.substr(0, full.find(" ± "))) << keys[k];
     }
   }
@@ -1058,7 +1070,7 @@ TEST(ReportSweepHtml, APointWithoutTheBaselineColumnShowsNoDelta) {
   for (std::size_t k = 1; k < overview[1].size(); ++k) EXPECT_EQ(overview[1][k], "-") << k;
   // ctabs keeps the colour of the sweep's second column at both points.
   const auto dots = elements(svg_of(html, "chart-sweep-0"), "circle", "marker");
-  ASSERT_EQ(dots.size(), 4u * 3u);
+  ASSERT_EQ(dots.size(), kSweepPanels * 3u);
   EXPECT_NE(dots[1].at("class").find("fill-1"), std::string::npos);
   EXPECT_NE(dots[2].at("class").find("fill-1"), std::string::npos);
 }
@@ -1092,7 +1104,7 @@ TEST(ReportSweepHtml, ColumnsAreSelectorAndPlacementAcrossThePoints) {
   EXPECT_EQ(data.sweeps.at(0).points.at(1).sweep_columns, (std::vector<std::size_t>{2, 3}));
   const auto overview = table_cells(html_of(data), "table-sweep-0");
   ASSERT_EQ(overview.size(), 2u);
-  ASSERT_EQ(overview[0].size(), 1u + 4u * 4u);
+  ASSERT_EQ(overview[0].size(), 1u + kSweepPanels * 4u);
   EXPECT_NE(overview[0][2], "-");
   EXPECT_EQ(overview[0][3], "-");  // fifo walt at the first point
   for (std::size_t k = 1; k < overview[1].size(); ++k) EXPECT_EQ(overview[1][k], "-") << k;
@@ -1172,7 +1184,7 @@ TEST(ReportSweepHtml, TheNinthColumnOnHasHollowDotsAndDashedWhiskers) {
   }
   const std::string svg = svg_of(html_of(sweep_data(summary)), "chart-sweep-0");
   const auto dots = elements(svg, "circle", "marker");
-  ASSERT_EQ(dots.size(), 4u * 9u);
+  ASSERT_EQ(dots.size(), kSweepPanels * 9u);
   EXPECT_EQ(dots[0].at("class"), "marker fill-0");
   EXPECT_EQ(dots[8].at("class"), "marker hollow stroke-0");
   const auto whiskers = elements(svg, "line", "whisker");
@@ -1184,8 +1196,9 @@ TEST(ReportSweepHtml, TheNinthColumnOnHasHollowDotsAndDashedWhiskers) {
 TEST(ReportSweepHtml, DotsSitAtThePooledValuesInOneLanePerColumn) {
   const std::string svg = svg_of(html_of(sweep_data(sweep_summary_json())), "chart-sweep-0");
   const auto dots = elements(svg, "circle", "marker");
-  // Panels throughput, latency mean, p50, p99; in each, points 16 and 4096; fifo then ctabs.
-  ASSERT_EQ(dots.size(), 4u * 2u * 2u);
+  // Panels throughput, latency mean, p50, p99, then the same-core shares; in each, points 16
+  // and 4096; fifo then ctabs.
+  ASSERT_EQ(dots.size(), kSweepPanels * 2u * 2u);
   const auto at = [&](std::size_t panel, std::size_t point, std::size_t column,
                       const char* attribute) {
     return std::stod(dots[panel * 4 + point * 2 + column].at(attribute));

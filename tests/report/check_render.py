@@ -12,7 +12,7 @@ usage:
                                                  the CPU utilization chart is there, "no": the
                                                  page says it is missing
   check_render.py sweep FILE POINTS LABEL...     the DOM of a page of one sweep summary alone:
-                                                 its chart (four panels, a row per point, every
+                                                 its chart (six panels, a row per point, every
                                                  LABEL in the legend, dots), the overview table
                                                  with a row per point, and the POINTS tables of
                                                  every metric in a closed <details>; no policy
@@ -262,7 +262,7 @@ def check_sweep(path, points, labels):
         title = [e for e in inside if e.tag == "title" and e.parent is svgs[0]]
         report("sweep chart has a title", bool(title) and bool(title[0].all_text().strip()))
         panels = [e for e in inside if e.tag == "g" and "sweep-panel" in e.classes()]
-        report("sweep chart has four panels", len(panels) == 4, "%d panels" % len(panels))
+        report("sweep chart has six panels", len(panels) == 6, "%d panels" % len(panels))
         for panel in panels:
             panel_texts = [e for e in panel.walk() if e.tag == "text"]
             rows = [e for e in panel_texts if "bar-name" in e.classes()]
@@ -276,7 +276,7 @@ def check_sweep(path, points, labels):
                "legend %s" % sorted(legend))
         dots = [e for e in inside if e.tag == "circle" and "marker" in e.classes()]
         report("sweep chart draws a dot per panel, point and column, or fewer",
-               4 * points <= len(dots) <= 4 * points * len(labels), "%d dots" % len(dots))
+               6 * points <= len(dots) <= 6 * points * len(labels), "%d dots" % len(dots))
     overview = next((e for e in elements if e.tag == "table" and e.attrs.get("id") == "table-sweep-0"),
                     None)
     body_rows = ([e for e in overview.walk() if e.tag == "tr" and e.parent.tag == "tbody"]

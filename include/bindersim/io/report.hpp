@@ -196,12 +196,12 @@ struct ReportOptions {
 // scheduling class, latency CDFs per class and tier, latency breakdown, per-CPU utilization
 // when any input carries it, else a note that it is missing, and selection decisions), the
 // clusters' mean frequencies, then one table per compare file; without policies, none of
-// these. Then one section per sweep: its headline metrics (throughput, latency mean, p50, p99)
-// as dots with 95% whiskers per column across the points, a table with a row per point (the
-// first column's value and each other's Δ%), and the full table of each point in a <details>
-// element. Light and dark colour schemes follow prefers-color-scheme. Every string from the
-// inputs is escaped. Byte-identical for equal data and options. `data` must hold at least one
-// policy or sweep.
+// these. Then one section per sweep: its headline metrics (throughput, latency mean, p50, p99,
+// the same-core share of each scheduling class) as dots with 95% whiskers per column across the
+// points, a table with a row per point (the first column's value and each other's Δ%), and the full
+// table of each point in a <details> element. Light and dark colour schemes follow
+// prefers-color-scheme. Every string from the inputs is escaped. Byte-identical for equal data and
+// options. `data` must hold at least one policy or sweep.
 void write_report_html(const ReportData& data, const ReportOptions& options, std::ostream& out);
 
 }  // namespace bindersim::io
