@@ -583,8 +583,8 @@ TEST_F(SchedIdleTest, IdleGovernorSeesTheNextTimerOfTheCpu) {
 // --- wake_cpu ------------------------------------------------------------------------------
 
 TEST_F(SchedTest, PlacementReceivesWakeCpuAsPrev) {
-  // try_to_wake_up() hands the task's wake_cpu to placement as prev_cpu; landing on a CPU
-  // sets wake_cpu to it.
+  // try_to_wake_up() hands the task's wake_cpu to placement as prev_cpu; moving to another CPU
+  // sets wake_cpu to it (set_task_cpu).
   const int tid = sleeper(5);
   EXPECT_EQ(sched_.task(tid).wake_cpu, 5);
   wake(tid, WakeContext{});
@@ -596,7 +596,32 @@ TEST_F(SchedTest, PlacementReceivesWakeCpuAsPrev) {
   sched_.task_for_update(tid).wake_cpu = 2;
   wake(tid, WakeContext{});
   EXPECT_EQ(placement_.calls().back().prev_cpu, 2);
+  ASSERT_NE(sched_.task(tid).cpu, 5);
   EXPECT_EQ(sched_.task(tid).wake_cpu, sched_.task(tid).cpu);
+}
+
+TEST_F(SchedTest, AStayPutWakeupKeepsTheWakeCpuItWasGiven) {
+  // set_task_cpu() is the only writer of wake_cpu besides the waker's nudge, and it runs only
+  // when the task changes CPU: a wakeup that leaves the task where it slept (here the fallback
+  // of its affinity) keeps the nudged wake_cpu for the next wakeup.
+  const int waker = occupy(0, fair_params("waker"));
+  const int tid = sleeper(5, fair_params("pinned"), only(5) | only(6));
+  sched_.task_for_update(tid).wake_cpu = 2;
+  wake(tid, from_cpu(0, waker));
+  run_for(1 * kMillisecond);
+  ASSERT_EQ(sched_.task(tid).state, TaskState::kSleeping);
+  ASSERT_EQ(sched_.task(tid).cpu, 5);
+  EXPECT_EQ(sched_.task(tid).wake_cpu, 2);
+  wake(tid, from_cpu(0, waker));
+  EXPECT_EQ(placement_.calls().back().prev_cpu, 2);
+
+  // A move to the other allowed CPU does set it.
+  run_for(1 * kMillisecond);
+  ASSERT_EQ(sched_.task(tid).state, TaskState::kSleeping);
+  sched_.task_for_update(tid).wake_cpu = 6;
+  wake(tid, from_cpu(0, waker));
+  ASSERT_EQ(sched_.task(tid).cpu, 6);
+  EXPECT_EQ(sched_.task(tid).wake_cpu, 6);
 }
 
 TEST_F(SchedTest, WakeCpuNudgeMovesAnUnconstrainedWakeupToThatIdleCpu) {
