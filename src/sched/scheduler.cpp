@@ -823,9 +823,12 @@ void Scheduler::switch_in(int cpu, int tid) {
   set_curr(cpu, tid);
   task.state = TaskState::kRunning;
   task.exec_start = now();
-  task.slice_start = now();
   r.segment_start = now();
   const SimTime switch_cost = scaled_ns(context_.topology.costs().context_switch_ref_ns, cpu);
+  // The slice counts from the end of the switch. The kernel counts it from the pick, a
+  // difference of the switch's microseconds; counted so, a switch that outlasts the slice
+  // would have the task preempted before it ever ran, and two such tasks would only switch.
+  task.slice_start = now() + switch_cost;
   task.switch_stall_left = capped_sum(task.switch_stall_left, switch_cost);
   task.overhead_ns = capped_sum(task.overhead_ns, switch_cost + cost_.on_switch_in(tid, cpu));
   if (task.resume_pending) {

@@ -225,10 +225,11 @@ class Timer final : public engine::EventHandler {
 class SchedHarness {
  public:
   // Mainline placement, kernel-default tunables and WFI as the only idle state unless told
-  // otherwise.
+  // otherwise; `topology_edit` (if any) changes the SA8155P document first.
   explicit SchedHarness(SchedTunables tunables = {}, const std::string& placement = "mainline",
-                        IdleStates idle_states = IdleStates::kWfiOnly)
-      : topology_(load_sa8155p(idle_states)),
+                        IdleStates idle_states = IdleStates::kWfiOnly,
+                        const std::function<void(nlohmann::json&)>& topology_edit = nullptr)
+      : topology_(load_sa8155p(idle_states, topology_edit)),
         context_(topology_, 1),
         cost_(topology_),
         placement_(placement),

@@ -674,6 +674,29 @@ TEST_F(SchedTest, WakeupNeverLandsOutsideTheTaskAffinity) {
   EXPECT_EQ(sched_.task(rt).cpu, 6);
 }
 
+// --- a switch longer than the slice ------------------------------------------------------------
+
+class LongSwitchTest : public ::testing::Test, public SchedHarness {
+ protected:
+  // A context switch of 30 ms at the reference: longer than any slice.
+  LongSwitchTest()
+      : SchedHarness({}, "mainline", IdleStates::kWfiOnly, [](nlohmann::json& doc) {
+          doc["costs"]["context_switch_ref_ns"] = 30 * kMillisecond;
+        }) {}
+};
+
+TEST_F(LongSwitchTest, TasksSharingACpuStillFinishTheirWork) {
+  // The slice counts from the end of the switch: were it counted from the pick, each task
+  // would be preempted as soon as its switch ended, the next one would pay its switch, and
+  // neither would ever do any work.
+  const int first = occupy(kPrime, fair_params("first"), 5 * kMillisecond);
+  const int second = occupy(kPrime, fair_params("second"), 5 * kMillisecond);
+  run_for(2000 * kMillisecond);
+  EXPECT_EQ(owner_.dones_of(first).size(), 1U);
+  EXPECT_EQ(owner_.dones_of(second).size(), 1U);
+  EXPECT_GT(sched_.context_switches(), 1U);
+}
+
 // --- counters ------------------------------------------------------------------------------
 
 TEST_F(SchedTest, MigrationsAndContextSwitchesAreCounted) {
