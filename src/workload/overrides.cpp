@@ -112,6 +112,10 @@ void apply_at(nlohmann::json* at, const std::vector<std::string>& parts, std::si
     const bool last = i + 1 == parts.size();
     if (at->is_null()) *at = nlohmann::json::object();  // a key created by this --set
     if (at->is_array() && part == "*") {
+      if (at->empty()) {
+        throw ConfigError(o.text + ": \"" + where + "\" is an empty array, so \"*\" addresses " +
+                          "no element");
+      }
       for (std::size_t index = 0; index < at->size(); ++index) {
         nlohmann::json& element = (*at)[index];
         if (last) {

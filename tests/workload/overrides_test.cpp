@@ -118,6 +118,28 @@ TEST(OverrideTest, StarOrIndexAfterAMissingKeyNamesWhereItIsMissing) {
   EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("foo.bar.0=1")}); }),
             "--set foo.bar.0=1: the scenario has no \"foo\", so \"0\" after \"bar\" addresses "
             "no element");
+  // An empty array has no element for "*" to reach: an error as a missing key is, not a
+  // --set that silently changes nothing.
+  nlohmann::json with_empty = {{"background", nlohmann::json::array()},
+                               {"processes", {{{"nodes", nlohmann::json::array()}}}}};
+  EXPECT_EQ(error_of([&] { apply_overrides(with_empty, {parse_override("background.*.x=5")}); }),
+            "--set background.*.x=5: \"background\" is an empty array, so \"*\" addresses no "
+            "element");
+  EXPECT_EQ(error_of([&] { apply_overrides(with_empty, {parse_override("background.*=5")}); }),
+            "--set background.*=5: \"background\" is an empty array, so \"*\" addresses no "
+            "element");
+  EXPECT_EQ(error_of([&] {
+              apply_overrides(with_empty, {parse_override("processes.*.nodes.*.min_nice=0")});
+            }),
+            "--set processes.*.nodes.*.min_nice=0: \"processes.0.nodes\" is an empty array, so "
+            "\"*\" addresses no element");
+  nlohmann::json topology = {{"shared_caches", nlohmann::json::array()}};
+  EXPECT_EQ(error_of([&] {
+              apply_topology_overrides(topology,
+                                       {parse_override("topology.shared_caches.*.size=1")});
+            }),
+            "--set topology.shared_caches.*.size=1: \"topology.shared_caches\" is an empty "
+            "array, so \"*\" addresses no element");
   // Where every element has the key, * reaches every element below it.
   doc["processes"][1]["nodes"] = {{{"min_nice", 7}}, {{"min_nice", 8}}};
   apply_overrides(doc, {parse_override("processes.*.nodes.*.min_nice=0")});
