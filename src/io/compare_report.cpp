@@ -296,6 +296,19 @@ void write_compare_json(const CompareReport& report, std::ostream& out) {
       << '\n';
 }
 
+SweepColumnKey sweep_column_key(const std::string& selector, const std::string& placement,
+                                const std::vector<std::string>& axis_names) {
+  // True when an axis sets `key`: the key itself or an object holding it ("kernel").
+  const auto axis_sets = [&axis_names](std::string_view key) {
+    return std::any_of(axis_names.begin(), axis_names.end(), [key](const std::string& axis) {
+      return key.substr(0, axis.size()) == axis &&
+             (key.size() == axis.size() || key[axis.size()] == '.');
+    });
+  };
+  return {axis_sets("kernel.selector") ? std::string() : selector,
+          axis_sets("kernel.placement") ? std::string() : placement};
+}
+
 std::vector<SweepColumnKey> sweep_column_order(
     const std::vector<std::vector<SweepColumnKey>>& points) {
   std::vector<SweepColumnKey> keys;
@@ -319,7 +332,11 @@ std::vector<std::string> sweep_column_labels(const std::vector<SweepColumnKey>& 
     const bool several = std::count_if(keys.begin(), keys.end(), [&](const SweepColumnKey& k) {
                            return k.first == key.first;
                          }) > 1;
-    labels.push_back(several ? key.first + " " + key.second : key.first);
+    if (key.first.empty()) {
+      labels.push_back(key.second.empty() ? "all" : key.second);
+    } else {
+      labels.push_back(several ? key.first + " " + key.second : key.first);
+    }
   }
   return labels;
 }

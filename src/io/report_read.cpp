@@ -517,13 +517,19 @@ void read_sweep(const JsonDocument& document, ReportData& data) {
   }
   if (sweep.points.empty()) points.fail("expected at least one point, got none");
   root.finish();
+  // The overview's keys: less what an axis sets (sweep_column_key()).
   std::vector<std::vector<SweepColumnKey>> point_keys;
-  for (const ReportSweepPoint& point : sweep.points) point_keys.push_back(point.column_keys);
+  for (const ReportSweepPoint& point : sweep.points) {
+    std::vector<SweepColumnKey>& keys_of_point = point_keys.emplace_back();
+    for (const auto& [selector, placement] : point.column_keys) {
+      keys_of_point.push_back(sweep_column_key(selector, placement, sweep.axes));
+    }
+  }
   const std::vector<SweepColumnKey> keys = sweep_column_order(point_keys);
   sweep.column_labels = sweep_column_labels(keys);
-  for (ReportSweepPoint& point : sweep.points) {
-    for (const SweepColumnKey& key : point.column_keys) {
-      point.sweep_columns.push_back(
+  for (std::size_t p_index = 0; p_index < sweep.points.size(); ++p_index) {
+    for (const SweepColumnKey& key : point_keys[p_index]) {
+      sweep.points[p_index].sweep_columns.push_back(
           static_cast<std::size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin()));
     }
   }

@@ -552,8 +552,8 @@ void print_sweep_overview(const SweepSummary& summary,
                           const std::vector<std::size_t>& metric_indices, std::ostream& out) {
   // The columns of the sweep, each a (selector, placement) wherever a point has it.
   using ColumnKey = io::SweepColumnKey;
-  const auto key_of_column = [](const SweepColumn& c) {
-    return ColumnKey(c.selector, c.placement);
+  const auto key_of_column = [&summary](const SweepColumn& c) {
+    return io::sweep_column_key(c.selector, c.placement, summary.axis_names);
   };
   std::vector<std::vector<ColumnKey>> point_keys;
   std::set<std::uint64_t> seeds;

@@ -1116,6 +1116,30 @@ TEST(ReportSweepHtml, ColumnsAreSelectorAndPlacementAcrossThePoints) {
             "second \"fifo walt\" (column 0)");
 }
 
+TEST(ReportSweepHtml, AnAxisOverThePlacementLeavesItOutOfTheColumns) {
+  // As `sweep merge --across`: where an axis sets the placement, the columns are the selectors
+  // alone and every point has its values under them.
+  nlohmann::ordered_json summary = sweep_summary_json();
+  summary["axes"] = {"kernel.placement"};
+  for (std::size_t p = 0; p < 2; ++p) {
+    const std::string placement = p == 0 ? "mainline" : "walt";
+    summary["points"][p]["axes"] = {{"kernel.placement", placement}};
+    for (auto& column : summary["points"][p]["columns"]) {
+      column["placement"] = placement;
+      column["pooled"]["placement"] = placement;
+    }
+  }
+  const ReportData data = sweep_data(summary);
+  EXPECT_EQ(data.sweeps.at(0).column_labels, (std::vector<std::string>{"fifo", "ctabs"}));
+  EXPECT_EQ(data.sweeps.at(0).points.at(1).sweep_columns, (std::vector<std::size_t>{0, 1}));
+  const auto overview = table_cells(html_of(data), "table-sweep-0");
+  ASSERT_EQ(overview.size(), 2u);
+  EXPECT_EQ(overview[1][0], "walt");
+  for (std::size_t k = 1; k < overview[1].size(); ++k) EXPECT_NE(overview[1][k], "-") << k;
+  EXPECT_EQ(overview[1][2],
+            delta_text(summary["points"][1]["columns"][1]["metrics"]["throughput"]));
+}
+
 TEST(ReportSweepHtml, UntestedDeltasAreMarkedAndLackingSeedsNamed) {
   // ctabs has one seed at payload 4096: its Δ% there was not tested ("?"), where fifo's two
   // seeds could have been. Without the runs file the lacking seed is not listed as missing:

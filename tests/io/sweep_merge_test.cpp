@@ -14,6 +14,7 @@
 #include "../common/test_rng.hpp"
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
+#include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/stats/summary.hpp"
 #include "bindersim/sweep/run_record.hpp"
@@ -682,6 +683,56 @@ TEST(SweepOverviewTest, ColumnsAreLabelledOnceForTheWholeSweep) {
             "4096     50.00              +0.0%             -\n"
             "values pooled over the calls of each point's seeds; Δ% of the pooled values against "
             "fifo\n");
+}
+
+// An axis over kernel.placement varies the placement by row: the columns are the selectors
+// alone, so that every point's values stand under them (not each point's under a column of its
+// own placement, with "-" everywhere else).
+TEST(SweepOverviewTest, AnAxisOverThePlacementLeavesItOutOfTheColumns) {
+  SweepMerger merger;
+  std::size_t index = 0;
+  for (const std::string placement : {"gki", "walt"}) {
+    for (const std::string selector : {"fifo", "ctabs"}) {
+      RunSpec run = make_run(index++, selector, 1, 16);
+      run.axes = {{"kernel.placement", placement}};
+      run.overrides = {{"kernel.placement", placement}};
+      run.placement = placement;
+      run.run_id = run_id_of(run);
+      const std::int64_t base_ns = placement == "gki" ? 50'000 : 60'000;
+      stats::RunResult result =
+          make_result(selector, 1, 2, selector == "fifo" ? base_ns : base_ns / 2, index);
+      result.placement = placement;
+      merger.add(read_record(record_text(run, result)), "r.json");
+    }
+  }
+  const SweepSummary summary = std::move(merger).finish();
+  EXPECT_EQ(latency_overview(summary),
+            "sweep demo | seed 1 | Δ% against fifo\n"
+            "                  latency mean (us)\n"
+            "kernel.placement   fifo    ctabs Δ%\n"
+            "gki               50.00      -50.0%\n"
+            "walt              60.00      -50.0%\n"
+            "values pooled over the calls of each point's seeds; Δ% of the pooled values against "
+            "fifo\n");
+}
+
+// The overview's column keys leave out what an axis sets, whatever path sets it; labels name
+// what is left.
+TEST(SweepOverviewTest, ColumnKeysLeaveOutWhatAnAxisSets) {
+  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"payload"}), io::SweepColumnKey("ctabs", "gki"));
+  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"payload", "kernel.placement"}),
+            io::SweepColumnKey("ctabs", ""));
+  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"kernel.selector"}),
+            io::SweepColumnKey("", "gki"));
+  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"kernel"}), io::SweepColumnKey("", ""));
+  // Only whole path parts: "kernel.selector_params" does not set the selector.
+  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"kernel.selector_params.ctabs-nudge"}),
+            io::SweepColumnKey("ctabs", "gki"));
+  EXPECT_EQ(io::sweep_column_labels({{"", "gki"}, {"", "walt"}}),
+            (std::vector<std::string>{"gki", "walt"}));
+  EXPECT_EQ(io::sweep_column_labels({{"", ""}}), (std::vector<std::string>{"all"}));
+  EXPECT_EQ(io::sweep_column_labels({{"fifo", ""}, {"ctabs", ""}}),
+            (std::vector<std::string>{"fifo", "ctabs"}));
 }
 
 }  // namespace
