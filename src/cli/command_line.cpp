@@ -1,5 +1,6 @@
 #include "command_line.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,6 +45,16 @@ std::vector<workload::Override> set_overrides(const po::variables_map& vm) {
     }
   }
   return overrides;
+}
+
+void reject_set_of_chosen(const std::vector<workload::Override>& overrides, std::string_view path,
+                          std::string_view option) {
+  for (const workload::Override& o : overrides) {
+    if (o.path == path) {
+      throw ConfigError(
+          fmt::format("--set {}: {} is chosen by {}; drop one of them", path, path, option));
+    }
+  }
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bindersim/common/error.hpp"
@@ -38,6 +39,11 @@ bool parse_options(const std::string& command, const std::vector<std::string>& a
 // The overrides of the repeatable --set KEY=VALUE option, in the order given (none when the
 // option is absent). A malformed one is a ConfigError.
 std::vector<workload::Override> set_overrides(const boost::program_options::variables_map& vm);
+
+// A ConfigError when one of `overrides` sets `path`, which the command's `option` (given too)
+// chooses: the --set would be overridden without a word.
+void reject_set_of_chosen(const std::vector<workload::Override>& overrides, std::string_view path,
+                          std::string_view option);
 
 // Runs `check` on the value of `option`; a ConfigError it throws is thrown again with the
 // option's name in front ("--placement: unknown placement ...").

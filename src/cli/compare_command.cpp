@@ -260,11 +260,10 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     // --selectors and --placement choose for every column: a --set or --vary of the same
     // option would be overridden without a word.
     const auto reject_chosen = [&](const char* path, const char* option) {
-      const auto name = [&](const workload::Override& o) { return o.path == path; };
-      const bool in_set = std::any_of(base_overrides.begin(), base_overrides.end(), name);
-      if (in_set || (vary && vary->key == path)) {
-        throw ConfigError(std::string(in_set ? "--set " : "--vary ") + path + ": " + path +
-                          " is chosen by " + option + "; drop one of them");
+      reject_set_of_chosen(base_overrides, path, option);
+      if (vary && vary->key == path) {
+        throw ConfigError(std::string("--vary ") + path + ": " + path + " is chosen by " + option +
+                          "; drop one of them");
       }
     };
     if (vm.count("selectors")) reject_chosen("kernel.selector", "--selectors");

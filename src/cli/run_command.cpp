@@ -206,8 +206,16 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     if (vm.count("trace-window")) {
       window = trace::parse_trace_window(vm["trace-window"].as<std::string>());
     }
-    const auto scenario = workload::load_scenario(
-        vm["scenario"].as<std::string>(), data_dir() / "scenarios", registry, set_overrides(vm));
+    const std::vector<workload::Override> overrides = set_overrides(vm);
+    // --selector, --placement and --seed win over the scenario: a --set of the same value would
+    // be recorded in the result and have no effect.
+    for (const auto& [option, path] :
+         {std::pair{"selector", "kernel.selector"}, std::pair{"placement", "kernel.placement"},
+          std::pair{"seed", "seed"}}) {
+      if (vm.count(option)) reject_set_of_chosen(overrides, path, std::string("--") + option);
+    }
+    const auto scenario = workload::load_scenario(vm["scenario"].as<std::string>(),
+                                                  data_dir() / "scenarios", registry, overrides);
     const std::string topology_path =
         workload::topology_file(scenario, data_dir() / "topologies").string();
     const auto topology = workload::load_topology(scenario, data_dir() / "topologies");

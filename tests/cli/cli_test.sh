@@ -422,6 +422,18 @@ expect_bad_input "--seed -1: exit 2, not wrapped to 2^64 - 1" \
   "--seed: expected an integer in [0, 18446744073709551615], got \"-1\"" \
   run "$SCENARIO" --seed -1
 
+# --selector, --placement and --seed win over the scenario: a --set of the same value would be
+# recorded in the result without having any effect.
+expect_bad_input "--seed with --set seed: exit 2, names the option that chooses" \
+  "--set seed: seed is chosen by --seed; drop one of them" \
+  run "$SCENARIO" --seed 5 --set seed=6
+expect_bad_input "--selector with --set kernel.selector: exit 2" \
+  "--set kernel.selector: kernel.selector is chosen by --selector; drop one of them" \
+  run "$SCENARIO" --selector ctabs --set kernel.selector=fifo
+expect_bad_input "--placement with --set kernel.placement: exit 2" \
+  "--set kernel.placement: kernel.placement is chosen by --placement; drop one of them" \
+  run "$SCENARIO" --placement walt --set kernel.placement=gki
+
 # --- topology --------------------------------------------------------------------------------
 run topology show sa8155p
 # The transfer matrix: a header naming cpu0..cpu7, then one row per CPU with 8 numbers.
