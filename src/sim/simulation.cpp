@@ -146,7 +146,7 @@ stats::RunResult run(const workload::Scenario& scenario, const topology::Topolog
   try {
     context.engine.run(scenario.time_limit_ns);
   } catch (const engine::ClockStalled& stalled) {
-    throw ConfigError(scenario.file + ": the simulated clock stopped at " +
+    throw ConfigError(scenario.source() + ": the simulated clock stopped at " +
                       std::to_string(stalled.at()) + " ns: " + std::to_string(stalled.events()) +
                       " events in a row took no simulated time, so the run would never end; give "
                       "the steps that repeat (handlers, calls, loops) work that takes time, and "

@@ -171,10 +171,12 @@ TraceWindow parse_trace_window(std::string_view text) {
   const std::string_view start = text.substr(0, colon);
   const std::string_view end = text.substr(colon + 1);
   if (!start.empty() && !parse_seconds(start, &window.start)) {
-    throw bad("START \"" + std::string(start) + "\" is not a number of seconds");
+    throw bad("START \"" + std::string(start) + "\" is not seconds as S[.F] (decimal digits, " +
+              "S up to 9 and F up to 9 of them)");
   }
   if (!end.empty() && !parse_seconds(end, &window.end)) {
-    throw bad("END \"" + std::string(end) + "\" is not a number of seconds");
+    throw bad("END \"" + std::string(end) + "\" is not seconds as S[.F] (decimal digits, " +
+              "S up to 9 and F up to 9 of them)");
   }
   if (window.start >= window.end) throw bad("START must be before END");
   return window;

@@ -46,7 +46,7 @@ std::uint64_t WorkloadRunner::cpu_mask(const CpuList& list) const {
   std::uint64_t mask = 0;
   for (int cpu : list.cpus) {
     if (cpu >= num_cpus) {
-      throw ConfigError(scenario_.file + ": " + list.pointer + ": CPU " + std::to_string(cpu) +
+      throw ConfigError(scenario_.source() + ": " + list.pointer + ": CPU " + std::to_string(cpu) +
                         " is not in topology " + context_.topology.name() + " (CPUs 0-" +
                         std::to_string(num_cpus - 1) + ")");
     }
@@ -80,7 +80,7 @@ void WorkloadRunner::start() {
     if (spec.process >= 0 && params.affinity != 0) {
       const auto& cpuset = scenario_.processes[static_cast<std::size_t>(spec.process)].cpuset;
       if (binder::restrict_to_cpuset(params.affinity, cpu_mask(cpuset)) == 0) {
-        throw ConfigError(scenario_.file + ": " + spec.affinity.pointer +
+        throw ConfigError(scenario_.source() + ": " + spec.affinity.pointer +
                           ": expected at least one CPU of the process's cpuset (" + cpuset.pointer +
                           "), got none");
       }
@@ -236,7 +236,7 @@ void WorkloadRunner::exit_thread(int tid) {
 }
 
 void WorkloadRunner::endless_calls(const Step& step, const std::string& chain) const {
-  throw ConfigError(scenario_.file + ": " + step.pointer +
+  throw ConfigError(scenario_.source() + ": " + step.pointer +
                     ": the scenario's handlers call each other without end: " + chain);
 }
 
@@ -254,7 +254,7 @@ void WorkloadRunner::check_iteration_time(int tid) {
       loop < scenario_.clients.size()
           ? "/clients/" + std::to_string(loop)
           : "/background/" + std::to_string(loop - scenario_.clients.size());
-  throw ConfigError(scenario_.file + ": " + pointer +
+  throw ConfigError(scenario_.source() + ": " + pointer +
                     "/iteration: " + std::to_string(kMaxZeroTimeIterations) +
                     " iterations in a row took no simulated time, so the loop would never let "
                     "time advance; give it a step that takes time (a sleep or a compute above 0 "

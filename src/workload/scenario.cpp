@@ -480,6 +480,12 @@ Scenario parse_scenario(const JsonNode& root, const selectors::SelectorRegistry&
   return scenario;
 }
 
+std::string Scenario::source() const {
+  const bool changed = std::any_of(overrides.begin(), overrides.end(),
+                                   [](const Override& o) { return !is_topology_path(o.path); });
+  return changed ? file + " (with --set)" : file;
+}
+
 std::string topology_reference(const Scenario& scenario) {
   const std::filesystem::path path(scenario.topology);
   const bool is_path =
@@ -493,7 +499,7 @@ std::filesystem::path topology_file(const Scenario& scenario,
   const std::string reference = topology_reference(scenario);
   // A name or path that leads to no file is the scenario's error, at its "topology".
   const auto fail = [&](const std::string& message) {
-    throw ConfigError(scenario.file + ": /topology: " + message);
+    throw ConfigError(scenario.source() + ": /topology: " + message);
   };
   std::filesystem::path file;
   try {

@@ -415,12 +415,20 @@ expect_bad_input "text after a NUL character: exit 2, the NUL's position" \
   run "$TMP/nul.json"
 
 expect_bad_input "a topology that names no file: exit 2, at the scenario's /topology" \
-  "$SCENARIO: /topology: unknown topology \"sa8155\" (did you mean \"sa8155p\"?)" \
+  "$SCENARIO (with --set): /topology: unknown topology \"sa8155\" (did you mean \"sa8155p\"?)" \
   run "$SCENARIO" --set topology=sa8155
 
 expect_bad_input "--seed -1: exit 2, not wrapped to 2^64 - 1" \
   "--seed: expected an integer in [0, 18446744073709551615], got \"-1\"" \
   run "$SCENARIO" --seed -1
+
+# An error a --set caused says so, also where it is found after the scenario is parsed.
+expect_bad_input "a --set topology that is no file: exit 2, marked as with --set" \
+  "$SCENARIO (with --set): /topology: expected a topology name or the path of a topology file" \
+  run "$SCENARIO" --set topology=/
+expect_bad_input "a --set affinity outside the topology: exit 2, marked as with --set" \
+  "$SCENARIO (with --set): /clients/0/affinity: CPU 8 is not in topology sa8155p" \
+  run "$SCENARIO" --set 'clients.0.affinity=[8]'
 
 # --selector, --placement and --seed win over the scenario: a --set of the same value would be
 # recorded in the result without having any effect.

@@ -167,7 +167,7 @@ TEST(SimulationLimitsTest, HandlersCallingEachOtherWithoutEndStopWithOneError) {
     const std::string message = error.what();
     EXPECT_NE(message.find("256 nested transactions"), std::string::npos) << message;
     // It names the scenario's file and the step that made the last call.
-    EXPECT_EQ(message.rfind(scenario.file + ": /processes/", 0), 0U) << message;
+    EXPECT_EQ(message.rfind(scenario.source() + ": /processes/", 0), 0U) << message;
     EXPECT_NE(message.find("/nodes/0/handler/0: "), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
@@ -187,7 +187,7 @@ TEST(SimulationLimitsTest, HandlerCallingItsOwnProcessStopsWithOneError) {
     FAIL() << "an endless chain of local calls ran to completion";
   } catch (const ConfigError& error) {
     EXPECT_EQ(std::string(error.what()),
-              scenario.file +
+              scenario.source() +
                   ": /processes/0/nodes/0/handler/0: the scenario's handlers call each other "
                   "without end: a chain of calls within process \"server\" reached 256 nested "
                   "calls");
@@ -213,7 +213,7 @@ TEST(SimulationLimitsTest, HandlerStartingThreadsThatCallItsOwnProcessStopsWithO
     FAIL() << "an endless chain of threads and local calls ran to completion";
   } catch (const ConfigError& error) {
     EXPECT_EQ(std::string(error.what()),
-              scenario.file +
+              scenario.source() +
                   ": /processes/0/nodes/0/handler/0/steps/0: the scenario's handlers call each "
                   "other without end: a chain of calls within process \"server\" reached 256 "
                   "nested calls, counting the threads waiting for helpers");
@@ -326,7 +326,7 @@ TEST(SimulationLimitsTest, LoopWhoseIterationsTakeNoTimeStopsWithOneError) {
     FAIL() << "a loop of zero-time iterations ran to completion";
   } catch (const ConfigError& error) {
     EXPECT_EQ(std::string(error.what()),
-              scenario.file +
+              scenario.source() +
                   ": /background/0/iteration: 1000 iterations in a row took no simulated time, so "
                   "the loop would never let time advance; give it a step that takes time (a sleep "
                   "or a compute above 0 ns)");

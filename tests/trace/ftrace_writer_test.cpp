@@ -75,8 +75,8 @@ TEST(TraceWindow, ParsesSecondsOnEitherSide) {
 
 TEST(TraceWindow, RejectsMalformedWindowsWithTheExpectedForm) {
   // Each bad window is a ConfigError that quotes it and shows the expected form.
-  for (const char* bad :
-       {"2", "2:1", "1:1", "a:2", "1:b", "-1:2", "1.:2", "1:2:3", "0.1234567891:"}) {
+  for (const char* bad : {"2", "2:1", "1:1", "a:2", "1:b", "-1:2", "1.:2", "1:2:3",
+                          "0.1234567891:", "1e300:", "1:1000000000"}) {
     try {
       parse_trace_window(bad);
       ADD_FAILURE() << "accepted " << bad;
@@ -85,6 +85,17 @@ TEST(TraceWindow, RejectsMalformedWindowsWithTheExpectedForm) {
       EXPECT_NE(message.find(std::string("--trace-window ") + bad), std::string::npos) << message;
       EXPECT_NE(message.find("START:END"), std::string::npos) << message;
     }
+  }
+  // A side out of the accepted form says what the form is, not only that it is not a number.
+  try {
+    parse_trace_window("1:1e300");
+    ADD_FAILURE() << "accepted 1:1e300";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(
+        std::string(error.what())
+            .find("END \"1e300\" is not seconds as S[.F] (decimal digits, S up to 9 and F up to 9"),
+        std::string::npos)
+        << error.what();
   }
 }
 

@@ -144,6 +144,9 @@ struct Scenario {
   // Applied in order: by load_scenario(), but those of topology values (is_topology_path()) by
   // load_topology().
   std::vector<Override> overrides;
+  // `file` for messages about the document: " (with --set)" after it when overrides changed
+  // the scenario document (not only topology values), as the parser's messages have it.
+  std::string source() const;
   std::string topology;  // name or path
   std::uint64_t seed = 1;
   std::int64_t time_limit_ns = 0;  // stop the simulation here even if clients are not done
