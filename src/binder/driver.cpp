@@ -700,12 +700,16 @@ void Driver::apply_android_priority(int actor_tid, int tid, Transaction& x) {
   }
   const NodeConfig& node =
       procs_[static_cast<std::size_t>(x.to_proc)].nodes[static_cast<std::size_t>(x.node)].config;
+  // binder_transaction_priority(): the node's minimum (a SCHED_NORMAL nice) wins only over the
+  // transaction's own priority, t->priority. An RT caller's is above any nice, so the nice 0 a
+  // node without inherit_rt demotes it to stays nice 0, whatever the node's minimum.
+  const bool normal_caller = policy == Policy::kNormal;
   if (policy == Policy::kFifo && !node.inherit_rt) {
     policy = Policy::kNormal;
     nice = 0;
     rt = 0;
   }
-  if (policy == Policy::kNormal && nice > node.min_nice) nice = node.min_nice;
+  if (normal_caller && nice > node.min_nice) nice = node.min_nice;
   set_priority(actor_tid, tid, policy, nice, rt);
 }
 

@@ -681,6 +681,28 @@ TEST(DriverTest, AndroidInheritanceWithoutInheritRtRunsAnRtCallersServerAtNiceZe
   EXPECT_EQ(h.user.received()[1].nice, -5);
 }
 
+TEST(DriverTest, AndroidInheritanceAppliesTheNodeMinimumOnlyOverTheCallersOwnPriority) {
+  // Kernel rule (binder_transaction_priority(), Android): the node's minimum priority replaces
+  // the transaction's when it is higher than the caller's own (t->priority). A nice 5 caller
+  // runs at the node's nice -10; an RT caller demoted by a node without inherit_rt stays at nice
+  // 0, as its own RT priority is above nice -10.
+  DriverHarness h("fifo");
+  const int srv = h.add_server("srv", 0, {NodeConfig{"no_rt", false, -10}});
+  const int clients = h.add_client_process();
+  const int rt = h.add_thread(clients, "rt", 4, Policy::kFifo, 0, 50);
+  const int nice = h.add_thread(clients, "nice", 5, Policy::kNormal, 5);
+  h.call_at(rt, 10 * kUs, srv, 100 * kUs);
+  h.call_at(nice, 2 * kMs, srv, 100 * kUs);
+  h.run_until(10 * kMs);
+
+  ASSERT_EQ(h.user.received().size(), 2U);
+  EXPECT_EQ(h.user.received()[0].from_tid, rt);
+  EXPECT_EQ(h.user.received()[0].policy, Policy::kNormal);
+  EXPECT_EQ(h.user.received()[0].nice, 0);
+  EXPECT_EQ(h.user.received()[1].from_tid, nice);
+  EXPECT_EQ(h.user.received()[1].nice, -10);
+}
+
 TEST(DriverTest, UpstreamInheritanceIsNiceOnlyAndAppliedAtTheRead) {
   // Kernel rule (1.6, upstream): the server takes the caller's nice when it reads the
   // transaction (not before the wakeup) and restores it on reply; an RT caller's policy and
