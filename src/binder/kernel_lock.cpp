@@ -79,7 +79,10 @@ bool KernelLocks::try_acquire(int tid, int lock_id) {
   Lock& lock = lk(lock_id);
   BSIM_CHECK(sched_.task(tid).state == TaskState::kRunning && lock.owner != tid);
   settle_claim_on(lock);
-  if (lock.owner >= 0 || lock.handoff_to >= 0 || !lock.waiters.empty()) {
+  // mutex_trylock() takes an unowned mutex unless it is being handed off, waiters or not (as
+  // acquire() can); spin_trylock() takes a queued spinlock only with no one queued on it.
+  if (lock.owner >= 0 || lock.handoff_to >= 0 ||
+      (lock.kind == LockKind::kSpinlock && !lock.waiters.empty())) {
     ++lock.stats->trylock_failures;
     return false;
   }

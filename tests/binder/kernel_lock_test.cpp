@@ -336,6 +336,31 @@ TEST(KernelLockTest, TrylockFailsOnAHeldLockAndSucceedsOnAFreeOne) {
   EXPECT_EQ(h.stats().acquisitions, 2U);
 }
 
+TEST(KernelLockTest, MutexTrylockTakesAnUnownedMutexThatWaitersAreQueuedOn) {
+  // mutex_trylock() fails only on an owned mutex or one being handed off: a sleeping waiter
+  // queued on a free mutex does not stop it. A sleeps on the mutex while the owner is preempted
+  // by an RT task; an RT task on A's CPU then keeps A from running once the owner's unlock has
+  // woken it. The trylock in that window takes the mutex; A gets it after the trylock's unlock.
+  LockHarness h(LockKind::kMutex);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(100 * kMicrosecond), unlock()});
+  const int a = h.thread(fair_params("a", 0, only(kGold1)), 20 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  h.thread(rt_params("rt", 50, only(kGold0)), 40 * kMicrosecond, {work(300 * kMicrosecond)});
+  h.thread(rt_params("rt-a", 50, only(kGold1)), 200 * kMicrosecond, {work(2000 * kMicrosecond)});
+  const int tryer = h.thread(fair_params("tryer", 0, only(sched::fixture::kPrime)),
+                             1000 * kMicrosecond, {try_lock(), work(5 * kMicrosecond), unlock()});
+  h.run_until(20 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(owner) && h.has_granted(a));
+  ASSERT_LT(h.released_at(owner), 1000 * kMicrosecond);  // A was woken before the trylock
+  EXPECT_FALSE(h.try_failed(tryer));
+  ASSERT_TRUE(h.has_granted(tryer));
+  EXPECT_GT(h.granted_at(tryer), h.released_at(owner));
+  EXPECT_GE(h.granted_at(a), h.released_at(tryer));
+  EXPECT_EQ(h.stats().trylock_failures, 0U);
+  EXPECT_EQ(h.stats().sleeps, 1U);
+}
+
 TEST(KernelLockTest, WokenWaiterBeatenByASpinnerGetsTheLockHandedOff) {
   // A sleeps on the mutex while the owner is preempted by an RT task (on gold, 300 us of
   // reference work take about 350 us). C arrives once the owner runs again and spins; at the
