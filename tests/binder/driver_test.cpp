@@ -659,26 +659,33 @@ TEST(DriverTest, AndroidInheritanceRestoresTheServerPriorityAfterItsReply) {
   EXPECT_EQ(l_at_reply.rt_priority, 50);
 }
 
+// Android inheritance: an RT caller (SCHED_FIFO 50) at 10 us, then a SCHED_NORMAL caller at
+// `caller_nice` at 2 ms, each call a node without inherit_rt whose minimum is `min_nice`; what
+// the server received, in that order.
+std::vector<Received> calls_through_a_node_without_inherit_rt(int min_nice, int caller_nice) {
+  DriverHarness h("fifo");
+  const int srv = h.add_server("srv", 0, {NodeConfig{"no_rt", false, min_nice}});
+  const int clients = h.add_client_process();
+  const int rt = h.add_thread(clients, "rt", 4, Policy::kFifo, 0, 50);
+  const int normal = h.add_thread(clients, "normal", 5, Policy::kNormal, caller_nice);
+  h.call_at(rt, 10 * kUs, srv, 100 * kUs);
+  h.call_at(normal, 2 * kMs, srv, 100 * kUs);
+  h.run_until(10 * kMs);
+  const std::vector<Received> received = h.user.received();
+  EXPECT_TRUE(received.size() == 2 && received[0].from_tid == rt && received[1].from_tid == normal);
+  return received;
+}
+
 TEST(DriverTest, AndroidInheritanceWithoutInheritRtRunsAnRtCallersServerAtNiceZero) {
   // Kernel rule (1.6, Android): without FLAT_BINDER_FLAG_INHERIT_RT on the node, an RT
   // caller's server runs SCHED_NORMAL at nice 0; a normal caller's nice is still inherited.
-  DriverHarness h("fifo");
-  const int srv = h.add_server("srv", 0, {NodeConfig{"no_rt", false, 19}});
-  const int clients = h.add_client_process();
-  const int rt = h.add_thread(clients, "rt", 4, Policy::kFifo, 0, 50);
-  const int nice = h.add_thread(clients, "nice", 5, Policy::kNormal, -5);
-  h.call_at(rt, 10 * kUs, srv, 100 * kUs);
-  h.call_at(nice, 2 * kMs, srv, 100 * kUs);
-  h.run_until(10 * kMs);
-
-  ASSERT_EQ(h.user.received().size(), 2U);
-  EXPECT_EQ(h.user.received()[0].from_tid, rt);
-  EXPECT_EQ(h.user.received()[0].policy, Policy::kNormal);
-  EXPECT_EQ(h.user.received()[0].rt_priority, 0);
-  EXPECT_EQ(h.user.received()[0].nice, 0);
-  EXPECT_EQ(h.user.received()[1].from_tid, nice);
-  EXPECT_EQ(h.user.received()[1].policy, Policy::kNormal);
-  EXPECT_EQ(h.user.received()[1].nice, -5);
+  const std::vector<Received> received = calls_through_a_node_without_inherit_rt(19, -5);
+  ASSERT_EQ(received.size(), 2U);
+  EXPECT_EQ(received[0].policy, Policy::kNormal);
+  EXPECT_EQ(received[0].rt_priority, 0);
+  EXPECT_EQ(received[0].nice, 0);
+  EXPECT_EQ(received[1].policy, Policy::kNormal);
+  EXPECT_EQ(received[1].nice, -5);
 }
 
 TEST(DriverTest, AndroidInheritanceAppliesTheNodeMinimumOnlyOverTheCallersOwnPriority) {
@@ -686,21 +693,11 @@ TEST(DriverTest, AndroidInheritanceAppliesTheNodeMinimumOnlyOverTheCallersOwnPri
   // the transaction's when it is higher than the caller's own (t->priority). A nice 5 caller
   // runs at the node's nice -10; an RT caller demoted by a node without inherit_rt stays at nice
   // 0, as its own RT priority is above nice -10.
-  DriverHarness h("fifo");
-  const int srv = h.add_server("srv", 0, {NodeConfig{"no_rt", false, -10}});
-  const int clients = h.add_client_process();
-  const int rt = h.add_thread(clients, "rt", 4, Policy::kFifo, 0, 50);
-  const int nice = h.add_thread(clients, "nice", 5, Policy::kNormal, 5);
-  h.call_at(rt, 10 * kUs, srv, 100 * kUs);
-  h.call_at(nice, 2 * kMs, srv, 100 * kUs);
-  h.run_until(10 * kMs);
-
-  ASSERT_EQ(h.user.received().size(), 2U);
-  EXPECT_EQ(h.user.received()[0].from_tid, rt);
-  EXPECT_EQ(h.user.received()[0].policy, Policy::kNormal);
-  EXPECT_EQ(h.user.received()[0].nice, 0);
-  EXPECT_EQ(h.user.received()[1].from_tid, nice);
-  EXPECT_EQ(h.user.received()[1].nice, -10);
+  const std::vector<Received> received = calls_through_a_node_without_inherit_rt(-10, 5);
+  ASSERT_EQ(received.size(), 2U);
+  EXPECT_EQ(received[0].policy, Policy::kNormal);
+  EXPECT_EQ(received[0].nice, 0);
+  EXPECT_EQ(received[1].nice, -10);
 }
 
 TEST(DriverTest, UpstreamInheritanceIsNiceOnlyAndAppliedAtTheRead) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "../sched/sched_fixture.hpp"
@@ -336,17 +337,25 @@ TEST(KernelLockTest, TrylockFailsOnAHeldLockAndSucceedsOnAFreeOne) {
   EXPECT_EQ(h.stats().acquisitions, 2U);
 }
 
+// The owner (gold 0) takes the mutex for 100 us of work; A (gold 1) asks for it at 20 us; an RT
+// task preempts the owner at 40 us for 300 us of work (about 350 us on gold), so A, finding the
+// owner off its CPU, sleeps on the mutex. Returns (owner, A).
+std::pair<int, int> owner_preempted_while_a_sleeps(LockHarness& h) {
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(100 * kMicrosecond), unlock()});
+  const int a = h.thread(fair_params("a", 0, only(kGold1)), 20 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  h.thread(rt_params("rt", 50, only(kGold0)), 40 * kMicrosecond, {work(300 * kMicrosecond)});
+  return {owner, a};
+}
+
 TEST(KernelLockTest, MutexTrylockTakesAnUnownedMutexThatWaitersAreQueuedOn) {
   // mutex_trylock() fails only on an owned mutex or one being handed off: a sleeping waiter
   // queued on a free mutex does not stop it. A sleeps on the mutex while the owner is preempted
   // by an RT task; an RT task on A's CPU then keeps A from running once the owner's unlock has
   // woken it. The trylock in that window takes the mutex; A gets it after the trylock's unlock.
   LockHarness h(LockKind::kMutex);
-  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
-                             {lock(), work(100 * kMicrosecond), unlock()});
-  const int a = h.thread(fair_params("a", 0, only(kGold1)), 20 * kMicrosecond,
-                         {lock(), work(10 * kMicrosecond), unlock()});
-  h.thread(rt_params("rt", 50, only(kGold0)), 40 * kMicrosecond, {work(300 * kMicrosecond)});
+  const auto [owner, a] = owner_preempted_while_a_sleeps(h);
   h.thread(rt_params("rt-a", 50, only(kGold1)), 200 * kMicrosecond, {work(2000 * kMicrosecond)});
   const int tryer = h.thread(fair_params("tryer", 0, only(sched::fixture::kPrime)),
                              1000 * kMicrosecond, {try_lock(), work(5 * kMicrosecond), unlock()});
@@ -368,11 +377,7 @@ TEST(KernelLockTest, WokenWaiterBeatenByASpinnerGetsTheLockHandedOff) {
   // a handoff and spins; D arrives later and spins too. At C's unlock the lock goes to A,
   // not to D: one handoff.
   LockHarness h(LockKind::kMutex);
-  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
-                             {lock(), work(100 * kMicrosecond), unlock()});
-  const int a = h.thread(fair_params("a", 0, only(kGold1)), 20 * kMicrosecond,
-                         {lock(), work(10 * kMicrosecond), unlock()});
-  h.thread(rt_params("rt", 50, only(kGold0)), 40 * kMicrosecond, {work(300 * kMicrosecond)});
+  const auto [owner, a] = owner_preempted_while_a_sleeps(h);
   const int c = h.thread(fair_params("c", 0, only(sched::fixture::kPrime)), 450 * kMicrosecond,
                          {lock(), work(100 * kMicrosecond), unlock()});
   const int d = h.thread(fair_params("d", 0, only(sched::fixture::kSilver0)), 520 * kMicrosecond,
