@@ -825,12 +825,14 @@ void Scheduler::switch_in(int cpu, int tid) {
   task.exec_start = now();
   r.segment_start = now();
   const SimTime switch_cost = scaled_ns(context_.topology.costs().context_switch_ref_ns, cpu);
-  // The slice counts from the end of the switch. The kernel counts it from the pick, a
-  // difference of the switch's microseconds; counted so, a switch that outlasts the slice
-  // would have the task preempted before it ever ran, and two such tasks would only switch.
-  task.slice_start = now() + switch_cost;
+  const SimTime refill = cost_.on_switch_in(tid, cpu);
+  // The slice counts from the end of the stall every switch-in brings (the switch, then the
+  // refill of the caches). The kernel counts it from the pick, a difference of microseconds;
+  // counted so, a stall that outlasts the slice would have the task preempted before it ever
+  // ran, and two such tasks on a CPU would only switch and refill.
+  task.slice_start = capped_sum(now(), capped_sum(switch_cost, refill));
   task.switch_stall_left = capped_sum(task.switch_stall_left, switch_cost);
-  task.overhead_ns = capped_sum(task.overhead_ns, switch_cost + cost_.on_switch_in(tid, cpu));
+  task.overhead_ns = capped_sum(task.overhead_ns, switch_cost + refill);
   if (task.resume_pending) {
     // The wait since the wakeup: the IPI, then the idle exit, the rest behind other tasks.
     const SimTime waited = now() - task.woken_at;

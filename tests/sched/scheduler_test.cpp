@@ -697,6 +697,31 @@ TEST_F(LongSwitchTest, TasksSharingACpuStillFinishTheirWork) {
   EXPECT_GT(sched_.context_switches(), 1U);
 }
 
+class LongRefillTest : public ::testing::Test, public SchedHarness {
+ protected:
+  // Caches and memory 10 us away: a large working set takes far longer than a slice to refill.
+  LongRefillTest()
+      : SchedHarness({}, "mainline", IdleStates::kWfiOnly, [](nlohmann::json& doc) {
+          int latency_ns = 10'000;  // each level further away than the one before
+          for (nlohmann::json& cache : doc["shared_caches"]) cache["latency_ns"] = latency_ns++;
+          doc["memory"]["latency_ns"] = latency_ns;
+        }) {}
+};
+
+TEST_F(LongRefillTest, TasksSharingACpuStillFinishTheirWork) {
+  // The refill each switch-in brings does not count against the slice either: were it counted,
+  // two tasks whose working sets evict each other would each be preempted before any work, and
+  // the stall carried over would grow at every switch.
+  TaskParams first = fair_params("first");
+  TaskParams second = fair_params("second");
+  first.working_set_bytes = second.working_set_bytes = std::int64_t{1} << 32;
+  const int a = occupy(kPrime, first, 5 * kMillisecond);
+  const int b = occupy(kPrime, second, 5 * kMillisecond);
+  run_for(20'000 * kMillisecond);
+  EXPECT_EQ(owner_.dones_of(a).size(), 1U);
+  EXPECT_EQ(owner_.dones_of(b).size(), 1U);
+}
+
 // --- counters ------------------------------------------------------------------------------
 
 TEST_F(SchedTest, MigrationsAndContextSwitchesAreCounted) {
