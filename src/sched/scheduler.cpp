@@ -617,8 +617,9 @@ void Scheduler::place_on_cpu(Task& task, int cpu) {
       task.runnable.set(task.runnable.value(), clock);
     }
     attach_signals(task, cpu);
-    // __set_task_cpu() sets p->wake_cpu only on a move: a wakeup that leaves the task where it
-    // is keeps a wake_cpu another path chose (binder's nudge survives a stay-put wakeup).
+    // __set_task_cpu() sets p->wake_cpu, and try_to_wake_up() calls it only on a move: a
+    // wakeup that leaves the task where it is keeps a wake_cpu another path chose (binder's
+    // nudge survives a stay-put wakeup).
     task.wake_cpu = cpu;
   }
 }
