@@ -261,8 +261,10 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     // option would be overridden without a word.
     const auto reject_chosen = [&](const char* path, const char* option) {
       reject_set_of_chosen(base_overrides, path, option);
-      if (vary && vary->key == path) {
-        throw ConfigError(std::string("--vary ") + path + ": " + path + " is chosen by " + option +
+      if (vary && workload::paths_overlap(vary->key, path)) {
+        const std::string what =
+            vary->key == path ? vary->key : vary->key + " holds " + path + ", which";
+        throw ConfigError("--vary " + vary->key + ": " + what + " is chosen by " + option +
                           "; drop one of them");
       }
     };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "bindersim/common/json_reader.hpp"
 
@@ -296,17 +297,35 @@ void write_compare_json(const CompareReport& report, std::ostream& out) {
       << '\n';
 }
 
-SweepColumnKey sweep_column_key(const std::string& selector, const std::string& placement,
-                                const std::vector<std::string>& axis_names) {
-  // True when an axis sets `key`: the key itself or an object holding it ("kernel").
-  const auto axis_sets = [&axis_names](std::string_view key) {
-    return std::any_of(axis_names.begin(), axis_names.end(), [key](const std::string& axis) {
-      return key.substr(0, axis.size()) == axis &&
-             (key.size() == axis.size() || key[axis.size()] == '.');
-    });
+std::vector<std::vector<SweepColumnKey>> sweep_overview_keys(
+    const std::vector<std::vector<SweepColumnKey>>& points,
+    const std::vector<std::vector<std::string>>& axis_values) {
+  BSIM_CHECK(points.size() == axis_values.size());
+  const auto set_by_axes = [&](std::string SweepColumnKey::*part) {
+    std::set<std::string> across;
+    for (std::size_t p = 0; p < points.size(); ++p) {
+      if (points[p].empty()) continue;
+      const std::string& value = points[p].front().*part;
+      for (const SweepColumnKey& key : points[p]) {
+        if (key.*part != value) return false;
+      }
+      if (std::find(axis_values[p].begin(), axis_values[p].end(), value) == axis_values[p].end()) {
+        return false;
+      }
+      across.insert(value);
+    }
+    return across.size() > 1;
   };
-  return {axis_sets("kernel.selector") ? std::string() : selector,
-          axis_sets("kernel.placement") ? std::string() : placement};
+  const bool drop_selector = set_by_axes(&SweepColumnKey::first);
+  const bool drop_placement = set_by_axes(&SweepColumnKey::second);
+  std::vector<std::vector<SweepColumnKey>> out = points;
+  for (std::vector<SweepColumnKey>& keys : out) {
+    for (SweepColumnKey& key : keys) {
+      if (drop_selector) key.first.clear();
+      if (drop_placement) key.second.clear();
+    }
+  }
+  return out;
 }
 
 std::vector<SweepColumnKey> sweep_column_order(

@@ -517,14 +517,15 @@ void read_sweep(const JsonDocument& document, ReportData& data) {
   }
   if (sweep.points.empty()) points.fail("expected at least one point, got none");
   root.finish();
-  // The overview's keys: less what an axis sets (sweep_column_key()).
-  std::vector<std::vector<SweepColumnKey>> point_keys;
+  // The overview's keys: less what an axis varies (sweep_overview_keys()).
+  std::vector<std::vector<SweepColumnKey>> own_keys;
+  std::vector<std::vector<std::string>> axis_values;
   for (const ReportSweepPoint& point : sweep.points) {
-    std::vector<SweepColumnKey>& keys_of_point = point_keys.emplace_back();
-    for (const auto& [selector, placement] : point.column_keys) {
-      keys_of_point.push_back(sweep_column_key(selector, placement, sweep.axes));
-    }
+    own_keys.push_back(point.column_keys);
+    axis_values.push_back(point.axis_values);
   }
+  const std::vector<std::vector<SweepColumnKey>> point_keys =
+      sweep_overview_keys(own_keys, axis_values);
   const std::vector<SweepColumnKey> keys = sweep_column_order(point_keys);
   sweep.column_labels = sweep_column_labels(keys);
   for (std::size_t p_index = 0; p_index < sweep.points.size(); ++p_index) {

@@ -550,18 +550,23 @@ std::vector<std::size_t> metric_indices(const std::vector<stats::Metric>& metric
 
 void print_sweep_overview(const SweepSummary& summary,
                           const std::vector<std::size_t>& metric_indices, std::ostream& out) {
-  // The columns of the sweep, each a (selector, placement) wherever a point has it.
+  // The columns of the sweep, each a (selector, placement) wherever a point has it, less what
+  // an axis varies (io::sweep_overview_keys()).
   using ColumnKey = io::SweepColumnKey;
-  const auto key_of_column = [&summary](const SweepColumn& c) {
-    return io::sweep_column_key(c.selector, c.placement, summary.axis_names);
-  };
-  std::vector<std::vector<ColumnKey>> point_keys;
+  std::vector<std::vector<ColumnKey>> own_keys;
+  std::vector<std::vector<std::string>> axis_values;
   std::set<std::uint64_t> seeds;
   for (const SweepPoint& point : summary.points) {
-    std::vector<ColumnKey>& keys_of_point = point_keys.emplace_back();
-    for (const SweepColumn& column : point.columns) keys_of_point.push_back(key_of_column(column));
+    std::vector<ColumnKey>& keys_of_point = own_keys.emplace_back();
+    for (const SweepColumn& c : point.columns) keys_of_point.emplace_back(c.selector, c.placement);
+    std::vector<std::string>& values = axis_values.emplace_back();
+    for (const auto& axis : point.axes) {
+      values.push_back(axis.second.is_string() ? axis.second.get<std::string>() : std::string());
+    }
     seeds.merge(seeds_of(point));
   }
+  const std::vector<std::vector<ColumnKey>> point_keys =
+      io::sweep_overview_keys(own_keys, axis_values);
   const std::vector<ColumnKey> keys = io::sweep_column_order(point_keys);
   const std::vector<std::string> labels = io::sweep_column_labels(keys);
   out << fmt::format("sweep {} | {}", console_text(summary.sweep),
@@ -589,7 +594,9 @@ void print_sweep_overview(const SweepSummary& summary,
   }
   bool any_untested = false;
   bool any_several_seeds = false;
-  for (const SweepPoint& point : summary.points) {
+  for (std::size_t p = 0; p < summary.points.size(); ++p) {
+    const SweepPoint& point = summary.points[p];
+    const std::vector<ColumnKey>& keys_of_point = point_keys[p];  // by the point's columns
     std::vector<std::string>& row = rows.emplace_back();
     for (const auto& axis : point.axes) row.push_back(console_text(value_label(axis.second)));
     row.resize(num_axes);
@@ -597,19 +604,17 @@ void print_sweep_overview(const SweepSummary& summary,
     const bool several_seeds = seeds_of(point).size() >= 2;
     any_several_seeds |= several_seeds;
     // A Δ is against the point's own first column: only where that is the baseline.
-    const bool has_baseline = key_of_column(point.columns.front()) == keys.front();
+    const bool has_baseline = keys_of_point.front() == keys.front();
     const std::vector<stats::MetricSummary> statistics = point_statistics(summary, point);
     for (const std::size_t m : metric_indices) {
       for (std::size_t c = 0; c < keys.size(); ++c) {
-        const auto column =
-            std::find_if(point.columns.begin(), point.columns.end(),
-                         [&](const SweepColumn& x) { return key_of_column(x) == keys[c]; });
-        if (column == point.columns.end() || (c != 0 && !has_baseline)) {
+        const auto column = std::find(keys_of_point.begin(), keys_of_point.end(), keys[c]);
+        if (column == keys_of_point.end() || (c != 0 && !has_baseline)) {
           row.emplace_back("-");
           continue;
         }
         const stats::ColumnStats& s =
-            statistics[m].columns[static_cast<std::size_t>(column - point.columns.begin())];
+            statistics[m].columns[static_cast<std::size_t>(column - keys_of_point.begin())];
         any_untested |= c != 0 && several_seeds && s.delta_pct && !s.significant;
         row.push_back(c == 0 ? io::mean_cell(s, /*with_ci=*/false)
                              : io::delta_cell(s, several_seeds));

@@ -259,6 +259,18 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
     }
   }
 
+  // "selectors" and "placement" choose for every run: a key of "set" or an axis that sets the
+  // same value, or an object holding it ("kernel"), would be overridden without a word.
+  const auto reject_chosen = [&](std::string_view path, std::string_view field) {
+    for (const auto& [key, pointer] : seen_keys) {
+      if (!workload::paths_overlap(key, path)) continue;
+      const std::string what =
+          key == path ? quote_text(std::string(path))
+                      : quote_text(key) + " holds " + quote_text(std::string(path)) + ", which";
+      throw ConfigError(sweep.file + ": " + pointer + ": " + what + " is chosen by \"" +
+                        std::string(field) + "\"; drop one of them");
+    }
+  };
   if (const auto selectors = reader.optional("selectors")) {
     const std::vector<JsonNode> items = selectors->items();
     if (items.empty()) selectors->fail_expected("a non-empty array of selector names");
@@ -270,17 +282,11 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
       }
       sweep.selectors.push_back(std::move(selector));
     }
-    if (const auto it = seen_keys.find(std::string(kSelectorKey)); it != seen_keys.end()) {
-      throw ConfigError(sweep.file + ": " + it->second + ": \"" + std::string(kSelectorKey) +
-                        "\" is chosen by \"selectors\"; drop one of them");
-    }
+    reject_chosen(kSelectorKey, "selectors");
   }
   if (const auto placement = reader.optional("placement")) {
     sweep.placement = placement->as_string();
-    if (const auto it = seen_keys.find(std::string(kPlacementKey)); it != seen_keys.end()) {
-      throw ConfigError(sweep.file + ": " + it->second + ": \"" + std::string(kPlacementKey) +
-                        "\" is chosen by \"placement\"; drop one of them");
-    }
+    reject_chosen(kPlacementKey, "placement");
   }
 
   const JsonNode seeds = reader.required("seeds");

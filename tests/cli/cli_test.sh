@@ -438,6 +438,9 @@ expect_bad_input "--seed with --set seed: exit 2, names the option that chooses"
 expect_bad_input "--selector with --set kernel.selector: exit 2" \
   "--set kernel.selector: kernel.selector is chosen by --selector; drop one of them" \
   run "$SCENARIO" --selector ctabs --set kernel.selector=fifo
+expect_bad_input "--selector with a --set of the object holding it: exit 2" \
+  "--set kernel: kernel holds kernel.selector, which is chosen by --selector; drop one of them" \
+  run "$SCENARIO" --selector ctabs --set 'kernel={"selector":"fifo"}'
 expect_bad_input "--placement with --set kernel.placement: exit 2" \
   "--set kernel.placement: kernel.placement is chosen by --placement; drop one of them" \
   run "$SCENARIO" --placement walt --set kernel.placement=gki

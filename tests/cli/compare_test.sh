@@ -196,6 +196,8 @@ expect_error "--set of the selector with --selectors" --selectors fifo --set ker
 expect_error "--vary of the placement with --placement" --placement walt \
   --vary kernel.placement=gki,mainline
 expect_error "--set of the placement with --placement" --placement gki --set kernel.placement=walt
+expect_error "--vary of an object holding the selector with --selectors" --selectors fifo \
+  --vary 'kernel={"selector":"fifo"},{"selector":"ctabs"}'
 run compare "$SCENARIO" --placement walt --vary kernel.placement=gki,mainline "${FAST[@]}"
 check "that error says which option chooses" grep -q 'kernel.placement is chosen by --placement' \
   "$TMP/err"

@@ -694,7 +694,7 @@ TEST(SweepOverviewTest, AnAxisOverThePlacementLeavesItOutOfTheColumns) {
   for (const std::string placement : {"gki", "walt"}) {
     for (const std::string selector : {"fifo", "ctabs"}) {
       RunSpec run = make_run(index++, selector, 1, 16);
-      run.axes = {{"kernel.placement", placement}};
+      run.axes = {{"pl", placement}};  // the axis's name is free
       run.overrides = {{"kernel.placement", placement}};
       run.placement = placement;
       run.run_id = run_id_of(run);
@@ -708,26 +708,42 @@ TEST(SweepOverviewTest, AnAxisOverThePlacementLeavesItOutOfTheColumns) {
   const SweepSummary summary = std::move(merger).finish();
   EXPECT_EQ(latency_overview(summary),
             "sweep demo | seed 1 | Δ% against fifo\n"
-            "                  latency mean (us)\n"
-            "kernel.placement   fifo    ctabs Δ%\n"
-            "gki               50.00      -50.0%\n"
-            "walt              60.00      -50.0%\n"
+            "      latency mean (us)\n"
+            "pl     fifo    ctabs Δ%\n"
+            "gki   50.00      -50.0%\n"
+            "walt  60.00      -50.0%\n"
             "values pooled over the calls of each point's seeds; Δ% of the pooled values against "
             "fifo\n");
 }
 
-// The overview's column keys leave out what an axis sets, whatever path sets it; labels name
-// what is left.
-TEST(SweepOverviewTest, ColumnKeysLeaveOutWhatAnAxisSets) {
-  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"payload"}), io::SweepColumnKey("ctabs", "gki"));
-  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"payload", "kernel.placement"}),
-            io::SweepColumnKey("ctabs", ""));
-  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"kernel.selector"}),
-            io::SweepColumnKey("", "gki"));
-  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"kernel"}), io::SweepColumnKey("", ""));
-  // Only whole path parts: "kernel.selector_params" does not set the selector.
-  EXPECT_EQ(io::sweep_column_key("ctabs", "gki", {"kernel.selector_params.ctabs-nudge"}),
-            io::SweepColumnKey("ctabs", "gki"));
+// The overview's column keys leave out a part that an axis varies: one value in every column of
+// each point, that point's axis value, not the same at every point. Nothing else is left out,
+// whatever the axes are named.
+TEST(SweepOverviewTest, ColumnKeysLeaveOutWhatAnAxisVaries) {
+  using Keys = std::vector<std::vector<io::SweepColumnKey>>;
+  using Values = std::vector<std::vector<std::string>>;
+  // An axis over the placement, selectors fifo and ctabs.
+  EXPECT_EQ(io::sweep_overview_keys(
+                {{{"fifo", "gki"}, {"ctabs", "gki"}}, {{"fifo", "walt"}, {"ctabs", "walt"}}},
+                {{"gki"}, {"walt"}}),
+            (Keys{{{"fifo", ""}, {"ctabs", ""}}, {{"fifo", ""}, {"ctabs", ""}}}));
+  // An axis over the selector, one placement: the placement stays, as it is the same at every
+  // point.
+  EXPECT_EQ(io::sweep_overview_keys({{{"fifo", "gki"}}, {{"ctabs", "gki"}}},
+                                    {{"fifo", "20"}, {"ctabs", "20"}}),
+            (Keys{{{"", "gki"}}, {{"", "gki"}}}));
+  // Axes over both.
+  EXPECT_EQ(io::sweep_overview_keys({{{"fifo", "gki"}}, {{"ctabs", "walt"}}},
+                                    {{"fifo", "gki"}, {"ctabs", "walt"}}),
+            (Keys{{{"", ""}}, {{"", ""}}}));
+  // Another axis, and points that each lack a column (runs missing): the selectors differ by
+  // point, but no axis sets them, so they stay.
+  const Keys missing = {{{"fifo", "gki"}}, {{"ctabs", "gki"}}};
+  EXPECT_EQ(io::sweep_overview_keys(missing, Values{{"16"}, {"4096"}}), missing);
+  // An axis over something else, and the selectors within each point: nothing left out.
+  const Keys both = {{{"fifo", "gki"}, {"ctabs", "gki"}}, {{"fifo", "gki"}, {"ctabs", "gki"}}};
+  EXPECT_EQ(io::sweep_overview_keys(both, Values{{"40"}, {"60"}}), both);
+
   EXPECT_EQ(io::sweep_column_labels({{"", "gki"}, {"", "walt"}}),
             (std::vector<std::string>{"gki", "walt"}));
   EXPECT_EQ(io::sweep_column_labels({{"", ""}}), (std::vector<std::string>{"all"}));

@@ -285,6 +285,10 @@ TEST_F(SweepTest, ErrorsNameTheFileAndThePointer) {
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1, "selectors": ["fifo"],
            "axes": [{"key": "kernel.selector", "values": ["ctabs"]}]})",
        "sweeps/test.json: /axes/0/key: \"kernel.selector\" is chosen by \"selectors\""},
+      {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1, "placement": "gki",
+           "set": {"kernel": {"placement": "walt"}}})",
+       "sweeps/test.json: /set/kernel: \"kernel\" holds \"kernel.placement\", which is chosen by "
+       "\"placement\""},
       {R"({"schema": "bindersim.sweep/1", "name": "x", "seeds": 1,
            "selectors": ["fifo", "nosuch"]})",
        "sweeps/test.json: /selectors/1: unknown selector"},

@@ -91,11 +91,15 @@ std::string seeds_text(const std::vector<std::uint64_t>& seeds);
 
 // A column of a sweep: its (selector, placement).
 using SweepColumnKey = std::pair<std::string, std::string>;
-// The key of a column in the table across a sweep's points: its (selector, placement), less
-// what an axis sets (an axis over kernel.selector, kernel.placement or a path holding them):
-// that varies by row, so every point's column stands under one heading. "" for a part left out.
-SweepColumnKey sweep_column_key(const std::string& selector, const std::string& placement,
-                                const std::vector<std::string>& axis_names);
+// The keys of a sweep's columns in the table across its points (`points`: each point's
+// (selector, placement) keys; `axis_values`: each point's axis values as text): with a part
+// left out ("") where an axis varies it by row, so that every point's column stands under one
+// heading: where at every point it is one value in every column, and that value is one of the
+// point's axis values (an axis over kernel.placement, however named), and it is not one value
+// at every point.
+std::vector<std::vector<SweepColumnKey>> sweep_overview_keys(
+    const std::vector<std::vector<SweepColumnKey>>& points,
+    const std::vector<std::vector<std::string>>& axis_values);
 // The columns of a sweep across its points (`points`: each point's column keys, in its order):
 // each key once, in the order of the points' own columns, so that a column a point lacks does
 // not move the others; the first is the baseline. Shared by sweep merge's overview and the
@@ -103,8 +107,8 @@ SweepColumnKey sweep_column_key(const std::string& selector, const std::string& 
 std::vector<SweepColumnKey> sweep_column_order(
     const std::vector<std::vector<SweepColumnKey>>& points);
 // Labels of sweep_column_order()'s keys: the selector, with its placement when the sweep runs
-// it under several ("ctabs gki"); the placement alone when an axis sets the selector; "all"
-// when axes set both.
+// it under several ("ctabs gki"); the placement alone when the selector is left out
+// (sweep_overview_keys()); "all" when both are.
 std::vector<std::string> sweep_column_labels(const std::vector<SweepColumnKey>& keys);
 
 // The document, keys in this order: schema, scenario, topology, seeds, columns [{label,
