@@ -464,6 +464,7 @@ void Scheduler::detach_signals(Task& task) {
   // The context switch is paid first, then refills and transfers, then the work.
   const SimTime switch_part = std::min(stall, task.switch_stall_left);
   task.switch_stall_left -= switch_part;
+  task.refill_stall_left -= std::min(stall - switch_part, task.refill_stall_left);
   task.times.switch_stall += switch_part;
   task.times.cache_stall += stall - switch_part;
   task.times.work += elapsed - stall;
@@ -827,13 +828,18 @@ void Scheduler::switch_in(int cpu, int tid) {
   r.segment_start = now();
   const SimTime switch_cost = scaled_ns(context_.topology.costs().context_switch_ref_ns, cpu);
   const SimTime refill = cost_.on_switch_in(tid, cpu);
+  // A refill a preemption left unpaid is part of this one: the lines it had still to load are
+  // among those this one loads. Added up instead, a task preempted within every refill (a
+  // waker that preempts it each time) would owe more at each switch-in and never work.
+  task.overhead_ns = capped_sum(
+      task.overhead_ns, switch_cost + std::max<SimTime>(0, refill - task.refill_stall_left));
+  task.refill_stall_left = std::max(task.refill_stall_left, refill);
+  task.switch_stall_left = capped_sum(task.switch_stall_left, switch_cost);
   // The slice counts from the end of the stall every switch-in brings (the switch, then the
   // refill of the caches). The kernel counts it from the pick, a difference of microseconds;
   // counted so, a stall that outlasts the slice would have the task preempted before it ever
   // ran, and two such tasks on a CPU would only switch and refill.
-  task.slice_start = capped_sum(now(), capped_sum(switch_cost, refill));
-  task.switch_stall_left = capped_sum(task.switch_stall_left, switch_cost);
-  task.overhead_ns = capped_sum(task.overhead_ns, switch_cost + refill);
+  task.slice_start = capped_sum(now(), capped_sum(task.switch_stall_left, task.refill_stall_left));
   if (task.resume_pending) {
     // The wait since the wakeup: the IPI, then the idle exit, the rest behind other tasks.
     const SimTime waited = now() - task.woken_at;
@@ -1136,6 +1142,7 @@ void Scheduler::switch_out(int tid, TaskState state) {
   task.state = state;
   task.has_segment = false;
   task.switch_stall_left = 0;
+  task.refill_stall_left = 0;
   task.overhead_ns = 0;
   task.work_ref_ns = 0;
   util_est_dequeue(task);

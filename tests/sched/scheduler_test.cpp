@@ -697,15 +697,16 @@ TEST_F(LongSwitchTest, TasksSharingACpuStillFinishTheirWork) {
   EXPECT_GT(sched_.context_switches(), 1U);
 }
 
+// Caches and memory 10 us away: a large working set takes far longer than a slice to refill.
+void far_caches(nlohmann::json& doc) {
+  int latency_ns = 10'000;  // each level further away than the one before
+  for (nlohmann::json& cache : doc["shared_caches"]) cache["latency_ns"] = latency_ns++;
+  doc["memory"]["latency_ns"] = latency_ns;
+}
+
 class LongRefillTest : public ::testing::Test, public SchedHarness {
  protected:
-  // Caches and memory 10 us away: a large working set takes far longer than a slice to refill.
-  LongRefillTest()
-      : SchedHarness({}, "mainline", IdleStates::kWfiOnly, [](nlohmann::json& doc) {
-          int latency_ns = 10'000;  // each level further away than the one before
-          for (nlohmann::json& cache : doc["shared_caches"]) cache["latency_ns"] = latency_ns++;
-          doc["memory"]["latency_ns"] = latency_ns;
-        }) {}
+  LongRefillTest() : SchedHarness({}, "mainline", IdleStates::kWfiOnly, far_caches) {}
 };
 
 TEST_F(LongRefillTest, TasksSharingACpuStillFinishTheirWork) {
@@ -720,6 +721,34 @@ TEST_F(LongRefillTest, TasksSharingACpuStillFinishTheirWork) {
   run_for(20'000 * kMillisecond);
   EXPECT_EQ(owner_.dones_of(a).size(), 1U);
   EXPECT_EQ(owner_.dones_of(b).size(), 1U);
+}
+
+// The cache stall a 4 GiB task pays on the prime CPU for 5 ms of work, with an RT task of as
+// large a working set preempting it at `preempt_at` (never: kNever).
+SimTime refill_paid(SimTime preempt_at) {
+  SchedHarness h({}, "mainline", IdleStates::kWfiOnly, far_caches);
+  TaskParams params = fair_params("task");
+  params.working_set_bytes = std::int64_t{1} << 32;
+  const int task = h.occupy(kPrime, params, 5 * kMillisecond);
+  if (preempt_at != engine::kNever) {
+    TaskParams rt = rt_params("rt", 50);
+    rt.working_set_bytes = std::int64_t{1} << 32;
+    h.at(preempt_at, [&h, rt] { h.occupy(kPrime, rt, 10 * kMicrosecond); });
+  }
+  h.run_for(10'000 * kMillisecond);
+  EXPECT_EQ(h.owner().dones_of(task).size(), 1U);
+  return h.sched().task(task).times.cache_stall;
+}
+
+TEST(RefillTest, ARefillCutShortIsPaidOnceMoreInFullNotOnTopOfWhatItOwed) {
+  // Preempted halfway through its refill by a task that evicts its lines, a task loads them
+  // all again when it is back: it pays the half it did plus one whole refill. What the first
+  // refill still owed is part of the second, not added to it (two whole refills).
+  const SimTime whole = refill_paid(engine::kNever);
+  ASSERT_GT(whole, 2 * kMillisecond);
+  const SimTime cut = refill_paid(whole / 2);
+  EXPECT_GT(cut, whole + whole / 4);
+  EXPECT_LT(cut, whole + 3 * whole / 4);
 }
 
 // --- counters ------------------------------------------------------------------------------

@@ -83,6 +83,7 @@ struct Task {
   // Time accounting (for the latency breakdown).
   TimeAccount times;
   SimTime switch_stall_left = 0;  // part of overhead_ns that is context-switch cost
+  SimTime refill_stall_left = 0;  // part of overhead_ns that is switch-in cache refill
   SimTime woken_at = 0;           // time of the last wakeup
   SimTime pending_ipi = 0;        // IPI latency this wakeup waits for
   SimTime pending_idle_exit = 0;  // idle-exit latency this wakeup waits for
