@@ -54,7 +54,7 @@ void reject_set_of_chosen(const std::vector<workload::Override>& overrides, std:
       throw ConfigError(
           fmt::format("--set {}: {} is chosen by {}; drop one of them", path, path, option));
     }
-    if (workload::paths_overlap(o.path, path)) {  // an object holding it: --set kernel={...}
+    if (workload::path_sets(o.path, path)) {  // an object holding it: --set kernel={...}
       throw ConfigError(
           fmt::format("--set {}: {} holds {}, which is chosen by {}; drop one of them", o.path,
                       o.path, path, option));

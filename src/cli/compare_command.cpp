@@ -261,7 +261,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     // option would be overridden without a word.
     const auto reject_chosen = [&](const char* path, const char* option) {
       reject_set_of_chosen(base_overrides, path, option);
-      if (vary && workload::paths_overlap(vary->key, path)) {
+      if (vary && workload::path_sets(vary->key, path)) {
         const std::string what =
             vary->key == path ? vary->key : vary->key + " holds " + path + ", which";
         throw ConfigError("--vary " + vary->key + ": " + what + " is chosen by " + option +

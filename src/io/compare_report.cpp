@@ -299,9 +299,17 @@ void write_compare_json(const CompareReport& report, std::ostream& out) {
 
 std::vector<std::vector<SweepColumnKey>> sweep_overview_keys(
     const std::vector<std::vector<SweepColumnKey>>& points,
-    const std::vector<std::vector<std::string>>& axis_values) {
+    const std::vector<std::vector<nlohmann::json>>& axis_values) {
   BSIM_CHECK(points.size() == axis_values.size());
-  const auto set_by_axes = [&](std::string SweepColumnKey::*part) {
+  // True when one of `values` gives `value` to the part named `member`.
+  const auto given = [](const std::vector<nlohmann::json>& values, const char* member,
+                        const std::string& value) {
+    return std::any_of(values.begin(), values.end(), [&](const nlohmann::json& v) {
+      const nlohmann::json* held = v.is_object() && v.contains(member) ? &v.at(member) : &v;
+      return held->is_string() && held->get_ref<const std::string&>() == value;
+    });
+  };
+  const auto set_by_axes = [&](std::string SweepColumnKey::*part, const char* member) {
     std::set<std::string> across;
     for (std::size_t p = 0; p < points.size(); ++p) {
       if (points[p].empty()) continue;
@@ -309,15 +317,13 @@ std::vector<std::vector<SweepColumnKey>> sweep_overview_keys(
       for (const SweepColumnKey& key : points[p]) {
         if (key.*part != value) return false;
       }
-      if (std::find(axis_values[p].begin(), axis_values[p].end(), value) == axis_values[p].end()) {
-        return false;
-      }
+      if (!given(axis_values[p], member, value)) return false;
       across.insert(value);
     }
     return across.size() > 1;
   };
-  const bool drop_selector = set_by_axes(&SweepColumnKey::first);
-  const bool drop_placement = set_by_axes(&SweepColumnKey::second);
+  const bool drop_selector = set_by_axes(&SweepColumnKey::first, "selector");
+  const bool drop_placement = set_by_axes(&SweepColumnKey::second, "placement");
   std::vector<std::vector<SweepColumnKey>> out = points;
   for (std::vector<SweepColumnKey>& keys : out) {
     for (SweepColumnKey& key : keys) {

@@ -480,12 +480,15 @@ void read_sweep(const JsonDocument& document, ReportData& data) {
 
   std::vector<std::string> scenarios;
   std::vector<std::string> topologies;
+  std::vector<std::vector<nlohmann::json>> axis_values;  // per point, as in the file
   const JsonNode points = root.required("points");
   for (const JsonNode& point_node : points.items()) {
     ObjectReader p(point_node);
     ReportSweepPoint& point = sweep.points.emplace_back();
     const JsonNode axes = p.required("axes");
     point.axis_values = read_axis_values(axes, sweep.axes);
+    std::vector<nlohmann::json>& values = axis_values.emplace_back();
+    for (const std::string& axis : sweep.axes) values.push_back(axes.raw().at(axis));
     for (std::size_t k = 0; k + 1 < sweep.points.size(); ++k) {
       if (sweep.points[k].axis_values == point.axis_values) {
         axes.fail_expected("axis values of one point only (/points/" + std::to_string(k) +
@@ -519,11 +522,7 @@ void read_sweep(const JsonDocument& document, ReportData& data) {
   root.finish();
   // The overview's keys: less what an axis varies (sweep_overview_keys()).
   std::vector<std::vector<SweepColumnKey>> own_keys;
-  std::vector<std::vector<std::string>> axis_values;
-  for (const ReportSweepPoint& point : sweep.points) {
-    own_keys.push_back(point.column_keys);
-    axis_values.push_back(point.axis_values);
-  }
+  for (const ReportSweepPoint& point : sweep.points) own_keys.push_back(point.column_keys);
   const std::vector<std::vector<SweepColumnKey>> point_keys =
       sweep_overview_keys(own_keys, axis_values);
   const std::vector<SweepColumnKey> keys = sweep_column_order(point_keys);

@@ -554,15 +554,13 @@ void print_sweep_overview(const SweepSummary& summary,
   // an axis varies (io::sweep_overview_keys()).
   using ColumnKey = io::SweepColumnKey;
   std::vector<std::vector<ColumnKey>> own_keys;
-  std::vector<std::vector<std::string>> axis_values;
+  std::vector<std::vector<nlohmann::json>> axis_values;
   std::set<std::uint64_t> seeds;
   for (const SweepPoint& point : summary.points) {
     std::vector<ColumnKey>& keys_of_point = own_keys.emplace_back();
     for (const SweepColumn& c : point.columns) keys_of_point.emplace_back(c.selector, c.placement);
-    std::vector<std::string>& values = axis_values.emplace_back();
-    for (const auto& axis : point.axes) {
-      values.push_back(axis.second.is_string() ? axis.second.get<std::string>() : std::string());
-    }
+    std::vector<nlohmann::json>& values = axis_values.emplace_back();
+    for (const auto& axis : point.axes) values.push_back(axis.second);
     seeds.merge(seeds_of(point));
   }
   const std::vector<std::vector<ColumnKey>> point_keys =

@@ -263,7 +263,7 @@ Sweep parse_sweep(const JsonNode& root, const fs::path& file) {
   // same value, or an object holding it ("kernel"), would be overridden without a word.
   const auto reject_chosen = [&](std::string_view path, std::string_view field) {
     for (const auto& [key, pointer] : seen_keys) {
-      if (!workload::paths_overlap(key, path)) continue;
+      if (!workload::path_sets(key, path)) continue;
       const std::string what =
           key == path ? quote_text(std::string(path))
                       : quote_text(key) + " holds " + quote_text(std::string(path)) + ", which";

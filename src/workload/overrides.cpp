@@ -55,6 +55,10 @@ bool paths_overlap(std::string_view a, std::string_view b) {
   return b.substr(0, a.size()) == a && (b.size() == a.size() || b[a.size()] == '.');
 }
 
+bool path_sets(std::string_view outer, std::string_view inner) {
+  return outer.size() <= inner.size() && paths_overlap(outer, inner);
+}
+
 Override parse_override(const std::string& text, std::string_view option) {
   // Messages quote the text as given, after its option: it must be one line of UTF-8.
   const std::string given = option.empty() ? std::string() : std::string(option) + " ";

@@ -441,6 +441,9 @@ expect_bad_input "--selector with --set kernel.selector: exit 2" \
 expect_bad_input "--selector with a --set of the object holding it: exit 2" \
   "--set kernel: kernel holds kernel.selector, which is chosen by --selector; drop one of them" \
   run "$SCENARIO" --selector ctabs --set 'kernel={"selector":"fifo"}'
+expect_bad_input "--selector with a --set below the selector: the path's own error" \
+  "--set kernel.selector.x=1: \"x\" is below a value that is neither an object nor an array" \
+  run "$SCENARIO" --selector ctabs --set kernel.selector.x=1
 expect_bad_input "--placement with --set kernel.placement: exit 2" \
   "--set kernel.placement: kernel.placement is chosen by --placement; drop one of them" \
   run "$SCENARIO" --placement walt --set kernel.placement=gki

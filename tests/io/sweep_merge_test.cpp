@@ -717,32 +717,41 @@ TEST(SweepOverviewTest, AnAxisOverThePlacementLeavesItOutOfTheColumns) {
 }
 
 // The overview's column keys leave out a part that an axis varies: one value in every column of
-// each point, that point's axis value, not the same at every point. Nothing else is left out,
-// whatever the axes are named.
+// each point, given by one of that point's axis values (itself, or an object's member of the
+// part's name), not the same at every point. Nothing else is left out, whatever the axes are
+// named.
 TEST(SweepOverviewTest, ColumnKeysLeaveOutWhatAnAxisVaries) {
   using Keys = std::vector<std::vector<io::SweepColumnKey>>;
-  using Values = std::vector<std::vector<std::string>>;
+  using Values = std::vector<std::vector<json>>;
   // An axis over the placement, selectors fifo and ctabs.
   EXPECT_EQ(io::sweep_overview_keys(
                 {{{"fifo", "gki"}, {"ctabs", "gki"}}, {{"fifo", "walt"}, {"ctabs", "walt"}}},
-                {{"gki"}, {"walt"}}),
+                Values{{"gki"}, {"walt"}}),
             (Keys{{{"fifo", ""}, {"ctabs", ""}}, {{"fifo", ""}, {"ctabs", ""}}}));
   // An axis over the selector, one placement: the placement stays, as it is the same at every
   // point.
   EXPECT_EQ(io::sweep_overview_keys({{{"fifo", "gki"}}, {{"ctabs", "gki"}}},
-                                    {{"fifo", "20"}, {"ctabs", "20"}}),
+                                    Values{{"fifo", 20}, {"ctabs", 20}}),
             (Keys{{{"", "gki"}}, {{"", "gki"}}}));
   // Axes over both.
   EXPECT_EQ(io::sweep_overview_keys({{{"fifo", "gki"}}, {{"ctabs", "walt"}}},
-                                    {{"fifo", "gki"}, {"ctabs", "walt"}}),
+                                    Values{{"fifo", "gki"}, {"ctabs", "walt"}}),
             (Keys{{{"", ""}}, {{"", ""}}}));
+  // An axis over kernel, its values objects that set the selector.
+  EXPECT_EQ(
+      io::sweep_overview_keys({{{"fifo", "gki"}}, {{"ctabs", "gki"}}},
+                              Values{{json{{"selector", "fifo"}}}, {json{{"selector", "ctabs"}}}}),
+      (Keys{{{"", "gki"}}, {{"", "gki"}}}));
   // Another axis, and points that each lack a column (runs missing): the selectors differ by
   // point, but no axis sets them, so they stay.
   const Keys missing = {{{"fifo", "gki"}}, {{"ctabs", "gki"}}};
-  EXPECT_EQ(io::sweep_overview_keys(missing, Values{{"16"}, {"4096"}}), missing);
+  EXPECT_EQ(io::sweep_overview_keys(missing, Values{{16}, {4096}}), missing);
+  EXPECT_EQ(io::sweep_overview_keys(
+                missing, Values{{json{{"placement", "fifo"}}}, {json{{"placement", "ctabs"}}}}),
+            missing);  // a member of another name does not count
   // An axis over something else, and the selectors within each point: nothing left out.
   const Keys both = {{{"fifo", "gki"}, {"ctabs", "gki"}}, {{"fifo", "gki"}, {"ctabs", "gki"}}};
-  EXPECT_EQ(io::sweep_overview_keys(both, Values{{"40"}, {"60"}}), both);
+  EXPECT_EQ(io::sweep_overview_keys(both, Values{{40}, {60}}), both);
 
   EXPECT_EQ(io::sweep_column_labels({{"", "gki"}, {"", "walt"}}),
             (std::vector<std::string>{"gki", "walt"}));

@@ -160,6 +160,11 @@ TEST(OverrideTest, PathsOverlapWhenOneHoldsTheOther) {
   EXPECT_FALSE(paths_overlap("kernel.selector_params", "kernel.selector"));
   EXPECT_FALSE(paths_overlap("clients.*.iterations", "clients.0.iterations"));
   EXPECT_FALSE(paths_overlap("clients.1", "clients.10"));
+  // Setting one sets the other only from the outside in.
+  EXPECT_TRUE(path_sets("kernel", "kernel.selector"));
+  EXPECT_TRUE(path_sets("kernel.selector", "kernel.selector"));
+  EXPECT_FALSE(path_sets("kernel.selector.x", "kernel.selector"));
+  EXPECT_FALSE(path_sets("kernel.selector_params", "kernel.selector"));
 }
 
 // "topology" names the topology; "topology.<path>" changes a value of the topology named. The one

@@ -92,14 +92,14 @@ std::string seeds_text(const std::vector<std::uint64_t>& seeds);
 // A column of a sweep: its (selector, placement).
 using SweepColumnKey = std::pair<std::string, std::string>;
 // The keys of a sweep's columns in the table across its points (`points`: each point's
-// (selector, placement) keys; `axis_values`: each point's axis values as text): with a part
-// left out ("") where an axis varies it by row, so that every point's column stands under one
-// heading: where at every point it is one value in every column, and that value is one of the
-// point's axis values (an axis over kernel.placement, however named), and it is not one value
-// at every point.
+// (selector, placement) keys; `axis_values`: each point's axis values): with a part left out
+// ("") where an axis varies it by row, so that every point's column stands under one heading.
+// That is where, at every point, the part is one value in all the point's columns and an axis
+// value gives it (the value itself, or an object's "selector" or "placement" member: an axis
+// over kernel.placement or kernel, however named), and it is not one value at every point.
 std::vector<std::vector<SweepColumnKey>> sweep_overview_keys(
     const std::vector<std::vector<SweepColumnKey>>& points,
-    const std::vector<std::vector<std::string>>& axis_values);
+    const std::vector<std::vector<nlohmann::json>>& axis_values);
 // The columns of a sweep across its points (`points`: each point's column keys, in its order):
 // each key once, in the order of the points' own columns, so that a column a point lacks does
 // not move the others; the first is the baseline. Shared by sweep merge's overview and the

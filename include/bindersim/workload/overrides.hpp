@@ -38,6 +38,9 @@ bool is_topology_path(std::string_view path);
 // "topology" and a path into the topology's document do not overlap either: the one chooses the
 // topology, the other changes a value of the one chosen.
 bool paths_overlap(std::string_view a, std::string_view b);
+// True when `outer` is `inner` or an object holding it ("kernel" holds "kernel.selector"), so
+// that setting `outer` sets `inner`.
+bool path_sets(std::string_view outer, std::string_view inner);
 
 // Applies the scenario's `overrides` (all but the topology's, is_topology_path()) to the
 // scenario document in order. "*" in place of an array index applies the rest of the path to
