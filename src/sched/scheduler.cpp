@@ -829,8 +829,7 @@ void Scheduler::switch_in(int cpu, int tid) {
   const SimTime switch_cost = scaled_ns(context_.topology.costs().context_switch_ref_ns, cpu);
   const SimTime refill = cost_.on_switch_in(tid, cpu);
   // A refill a preemption left unpaid is part of this one: the lines it had still to load are
-  // among those this one loads. Added up instead, a task preempted within every refill (a
-  // waker that preempts it each time) would owe more at each switch-in and never work.
+  // among those this one loads, and added up they would be paid for twice.
   task.overhead_ns = capped_sum(
       task.overhead_ns, switch_cost + std::max<SimTime>(0, refill - task.refill_stall_left));
   task.refill_stall_left = std::max(task.refill_stall_left, refill);

@@ -91,7 +91,7 @@ struct Task {
   // CFS state.
   std::int64_t vruntime = 0;
   SimTime exec_start = 0;         // start of the current accounting interval while running
-  SimTime slice_start = 0;        // when it was last switched in
+  SimTime slice_start = 0;        // the end of the stall of its last switch-in
   std::uint64_t enqueue_seq = 0;  // FIFO order within an RT priority and for vruntime ties
   // Queued by a wakeup that the Android RT sync rule keeps with its waker: not pushable.
   bool kept_by_rt_sync = false;
