@@ -47,19 +47,18 @@ std::vector<workload::Override> set_overrides(const po::variables_map& vm) {
   return overrides;
 }
 
+void reject_key_of_chosen(std::string_view given, std::string_view key, std::string_view path,
+                          std::string_view option) {
+  if (!workload::path_sets(key, path)) return;
+  const std::string what =
+      key == path ? std::string(key) : fmt::format("{} holds {}, which", key, path);
+  throw ConfigError(
+      fmt::format("{} {}: {} is chosen by {}; drop one of them", given, key, what, option));
+}
+
 void reject_set_of_chosen(const std::vector<workload::Override>& overrides, std::string_view path,
                           std::string_view option) {
-  for (const workload::Override& o : overrides) {
-    if (o.path == path) {
-      throw ConfigError(
-          fmt::format("--set {}: {} is chosen by {}; drop one of them", path, path, option));
-    }
-    if (workload::path_sets(o.path, path)) {  // an object holding it: --set kernel={...}
-      throw ConfigError(
-          fmt::format("--set {}: {} holds {}, which is chosen by {}; drop one of them", o.path,
-                      o.path, path, option));
-    }
-  }
+  for (const workload::Override& o : overrides) reject_key_of_chosen("--set", o.path, path, option);
 }
 
 namespace {

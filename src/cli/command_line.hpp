@@ -40,8 +40,12 @@ bool parse_options(const std::string& command, const std::vector<std::string>& a
 // option is absent). A malformed one is a ConfigError.
 std::vector<workload::Override> set_overrides(const boost::program_options::variables_map& vm);
 
-// A ConfigError when one of `overrides` sets `path` or an object holding it ("kernel"), which
-// the command's `option` (given too) chooses: the --set would be overridden without a word.
+// A ConfigError when `key`, given by `given` ("--set", "--vary"), sets `path` or is an object
+// holding it ("kernel"), which the command's `option` (given too) chooses: the value would be
+// overridden without a word.
+void reject_key_of_chosen(std::string_view given, std::string_view key, std::string_view path,
+                          std::string_view option);
+// reject_key_of_chosen() for each --set of `overrides`.
 void reject_set_of_chosen(const std::vector<workload::Override>& overrides, std::string_view path,
                           std::string_view option);
 

@@ -261,12 +261,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     // option would be overridden without a word.
     const auto reject_chosen = [&](const char* path, const char* option) {
       reject_set_of_chosen(base_overrides, path, option);
-      if (vary && workload::path_sets(vary->key, path)) {
-        const std::string what =
-            vary->key == path ? vary->key : vary->key + " holds " + path + ", which";
-        throw ConfigError("--vary " + vary->key + ": " + what + " is chosen by " + option +
-                          "; drop one of them");
-      }
+      if (vary) reject_key_of_chosen("--vary", vary->key, path, option);
     };
     if (vm.count("selectors")) reject_chosen("kernel.selector", "--selectors");
     if (placement) reject_chosen("kernel.placement", "--placement");
