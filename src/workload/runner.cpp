@@ -265,7 +265,10 @@ void WorkloadRunner::spawn_helper(int tid) {
   const Step& step = *state(tid).thread_step;
   const int client = state(tid).client;
   const int proc = driver_.process_of(tid);
-  const bool bionic = scenario_.processes[static_cast<std::size_t>(proc)].bionic_thread_creation;
+  // A background task outside every process creates its threads directly: no process's
+  // bionic setting applies to it.
+  const bool bionic =
+      proc >= 0 && scenario_.processes[static_cast<std::size_t>(proc)].bionic_thread_creation;
   sched::TaskParams params;
   params.policy = step.policy;
   params.nice = step.nice;

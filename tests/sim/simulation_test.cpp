@@ -4,6 +4,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -358,6 +359,42 @@ TEST(SimulationLimitsTest, HandlerCreatingAThreadRunsItAndReplies) {
   EXPECT_EQ(result.completed, 20U);
   // Each call waited for its helper's 20 us of reference work.
   EXPECT_GT(result.latency.mean(), 20'000.0);
+}
+
+TEST(SimulationLimitsTest, BackgroundTaskOutsideEveryProcessCreatesAThreadDirectly) {
+  // A background task without a process creates a thread: it is created directly (no process's
+  // bionic setting to read; the run read processes[-1]), named after the task, and runs its
+  // steps, so the task's iterations take the helper's 50 us each.
+  auto scenario = testing::scaled_scenario("sync-wakeup", 5);
+  workload::Step work;
+  work.op = workload::Step::Op::kCompute;
+  work.amount = {workload::Quantity::Kind::kConstant, 50'000, 0};
+  workload::Step thread;
+  thread.op = workload::Step::Op::kThread;
+  thread.create_ref_ns = 1'000;
+  thread.start_ref_ns = 1'000;
+  thread.exit_ref_ns = 1'000;
+  thread.steps = std::make_shared<workload::Steps>(workload::Steps{work});
+  thread.pointer = "/background/0/iteration/0";
+  workload::Step nap;
+  nap.op = workload::Step::Op::kSleep;
+  nap.amount = {workload::Quantity::Kind::kConstant, 100'000, 0};
+  workload::ClientSpec spawner;
+  spawner.name = "spawner";
+  spawner.process = -1;
+  spawner.iteration = {thread, nap};
+  const auto busy_ns = [](const stats::RunResult& result) {
+    return std::accumulate(result.scheduler.cpu_busy_ns.begin(), result.scheduler.cpu_busy_ns.end(),
+                           std::int64_t{0});
+  };
+  const auto without = testing::run_scenario(scenario, "fifo");
+  scenario.background.push_back(spawner);
+  scenario.processes[0].bionic_thread_creation = true;  // not the task's: it has no process
+  const auto with = testing::run_scenario(scenario, "fifo");
+  EXPECT_TRUE(with.clients_finished);
+  EXPECT_EQ(with.completed, 5U);
+  // At least the first helper's 50 us of work ran on some CPU.
+  EXPECT_GT(busy_ns(with), busy_ns(without) + 50'000);
 }
 
 TEST(SimulationLimitsTest, WaltWithoutAnEnergyModelFallsBackToTheKernelsPlacement) {
