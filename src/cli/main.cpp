@@ -43,14 +43,25 @@ constexpr const char* kUsage =
     "\n"
     "Run 'bindersim <command> --help' for the options of a command.\n";
 
+constexpr const char* kValidCommands =
+    "valid commands: run, compare, check, topology, sweep, report (see bindersim --help)";
+
 int dispatch(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    // Asked for, the usage is the output; without a command, it is the error.
-    (args.empty() ? std::cerr : std::cout) << kUsage;
-    return args.empty() ? 2 : 0;
+  if (args.empty()) {
+    error_line(std::cerr, "bindersim", std::string("missing command; ") + kValidCommands);
+    return 2;
   }
-  if (args[0] == "--version") {
-    std::cout << "bindersim " << BINDERSIM_VERSION << "\n";
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help" || args[0] == "--version") {
+    if (args.size() > 1) {
+      error_line(std::cerr, "bindersim",
+                 args[0] + " takes no arguments; found \"" + args[1] + "\"");
+      return 2;
+    }
+    if (args[0] == "--version") {
+      std::cout << "bindersim " << BINDERSIM_VERSION << "\n";
+    } else {
+      std::cout << kUsage;
+    }
     return 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
@@ -60,10 +71,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (args[0] == "topology") return topology_command(rest, std::cout, std::cerr);
   if (args[0] == "report") return report_command(rest, std::cout, std::cerr);
   if (args[0] == "sweep") return sweep_command(rest, std::cout, std::cerr);
-  error_line(std::cerr, "bindersim",
-             "unknown command \"" + args[0] +
-                 "\"; valid commands: run, compare, check, topology, sweep, report (see bindersim "
-                 "--help)");
+  error_line(std::cerr, "bindersim", "unknown command \"" + args[0] + "\"; " + kValidCommands);
   return 2;
 }
 

@@ -186,6 +186,13 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     return 0;
   }
   if (vm.count("list-selectors")) {
+    // Listing runs nothing: an option beside it would be silently ignored.
+    for (const auto& [name, value] : vm) {
+      if (name == "list-selectors") continue;
+      return usage_error(err, "run",
+                         "--list-selectors takes no other option; found " +
+                             (name == "scenario" ? "SCENARIO" : "--" + name));
+    }
     for (const auto& entry : registry.entries()) {
       out << std::left << std::setw(14) << entry.name << entry.description << "\n";
     }

@@ -442,9 +442,15 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    (args.empty() ? err : out) << kSweepUsage;
-    return args.empty() ? 2 : 0;
+  constexpr const char* kValidSubcommands =
+      "valid subcommands: expand, run, merge (see bindersim sweep --help)";
+  if (args.empty()) {
+    error_line(err, "bindersim sweep", std::string("missing subcommand; ") + kValidSubcommands);
+    return 2;
+  }
+  if (args[0] == "--help" || args[0] == "-h") {
+    out << kSweepUsage;
+    return 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   try {
@@ -456,8 +462,7 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
     return 2;
   }
   error_line(err, "bindersim sweep",
-             "unknown subcommand \"" + args[0] +
-                 "\"; valid subcommands: expand, run, merge (see bindersim sweep --help)");
+             "unknown subcommand \"" + args[0] + "\"; " + kValidSubcommands);
   return 2;
 }
 

@@ -273,6 +273,14 @@ else
   fail "run --list-selectors lists fifo, ctabs, ctabs-nudge" "exit $rc, missing:$missing"
 fi
 
+run run --list-selectors --seed notanumber
+if [[ $rc -eq 2 && ! -s "$TMP/out" ]] &&
+  grep -q -- '--list-selectors takes no other option; found --seed' "$TMP/err"; then
+  pass "run --list-selectors with another option exits 2 instead of ignoring it"
+else
+  fail "run --list-selectors with another option exits 2 instead of ignoring it" "exit $rc"
+fi
+
 for args in "--help" "run --help" "topology --help"; do
   # shellcheck disable=SC2086  # split on purpose
   run $args
@@ -560,10 +568,37 @@ else
 fi
 
 run
-if [[ $rc -eq 2 && ! -s "$TMP/out" ]] && grep -q '^usage: bindersim <command>' "$TMP/err"; then
-  pass "no command exits 2 with the usage on stderr, nothing on stdout"
+if [[ $rc -eq 2 && ! -s "$TMP/out" && $(wc -l < "$TMP/err") -eq 1 ]] &&
+  grep -q '^bindersim: missing command; valid commands: run, compare' "$TMP/err"; then
+  pass "no command exits 2 with one line naming the commands, nothing on stdout"
 else
-  fail "no command exits 2 with the usage on stderr, nothing on stdout" "exit $rc"
+  fail "no command exits 2 with one line naming the commands, nothing on stdout" "exit $rc"
+fi
+
+run --help
+if [[ $rc -eq 0 ]] && grep -q '^usage: bindersim <command>' "$TMP/out"; then
+  pass "--help prints the usage on stdout and exits 0"
+else
+  fail "--help prints the usage on stdout and exits 0" "exit $rc"
+fi
+
+for flag in --version --help; do
+  run "$flag" extra
+  if [[ $rc -eq 2 && ! -s "$TMP/out" && $(wc -l < "$TMP/err") -eq 1 ]] &&
+    grep -q -- "$flag takes no arguments; found \"extra\"" "$TMP/err"; then
+    pass "$flag with an argument exits 2 with one line"
+  else
+    fail "$flag with an argument exits 2 with one line" "exit $rc"
+  fi
+done
+
+run sweep
+if [[ $rc -eq 2 && ! -s "$TMP/out" && $(wc -l < "$TMP/err") -eq 1 ]] &&
+  grep -q '^bindersim sweep: missing subcommand; valid subcommands: expand, run, merge' \
+    "$TMP/err"; then
+  pass "sweep without a subcommand exits 2 with one line"
+else
+  fail "sweep without a subcommand exits 2 with one line" "exit $rc"
 fi
 
 summary
