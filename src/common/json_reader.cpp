@@ -338,11 +338,27 @@ nlohmann::json parse_strictly(std::string_view text, const std::string& name,
 }
 
 // A JSON float that holds an integer exactly (magnitude below 2^53), as that integer.
+// Integers written as JSON floats (2e3, 40.0) are taken below 9e15, where a double holds every
+// integer exactly; above it, 1e18 might stand for a neighbouring integer the double rounded.
+constexpr double kExactFloatLimit = 9.0e15;
+
+bool integral(double value) { return std::isfinite(value) && value == std::floor(value); }
+
 std::optional<std::int64_t> exact_integer(double value) {
-  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
+  if (integral(value) && std::fabs(value) < kExactFloatLimit) {
     return static_cast<std::int64_t>(value);
   }
   return std::nullopt;
+}
+
+// What an integer key expects, said so that a float beyond the exact range (which may lie within
+// `range`) learns why it is refused.
+std::string expected_integer(const nlohmann::json& value, const std::string& range) {
+  if (value.is_number_float() && integral(value.get<double>()) &&
+      std::fabs(value.get<double>()) >= kExactFloatLimit) {
+    return range + " written without a fraction or exponent (as a float, only below 9e15)";
+  }
+  return range;
 }
 
 }  // namespace
@@ -563,7 +579,7 @@ std::int64_t JsonNode::as_int() const {
   if (value_->is_number_float()) {
     if (const auto value = exact_integer(value_->get<double>())) return *value;
   }
-  fail_expected("an integer");
+  fail_expected(expected_integer(*value_, "an integer"));
 }
 
 std::int64_t JsonNode::as_int(std::int64_t min, std::int64_t max) const {
@@ -575,6 +591,9 @@ std::int64_t JsonNode::as_int(std::int64_t min, std::int64_t max) const {
       value_->get<std::uint64_t>() >
           static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
     fail_expected(range());
+  }
+  if (value_->is_number_float() && !exact_integer(value_->get<double>())) {
+    fail_expected(expected_integer(*value_, range()));
   }
   const std::int64_t value = as_int();
   if (value < min || value > max) fail_expected(range());
@@ -591,8 +610,9 @@ std::uint64_t JsonNode::as_uint64() const {
       return static_cast<std::uint64_t>(*value);
     }
   }
-  fail_expected("an integer in [0, " + std::to_string(std::numeric_limits<std::uint64_t>::max()) +
-                "]");
+  fail_expected(expected_integer(
+      *value_,
+      "an integer in [0, " + std::to_string(std::numeric_limits<std::uint64_t>::max()) + "]"));
 }
 
 std::string JsonNode::as_string() const {

@@ -236,7 +236,29 @@ TEST(JsonNodeTest, AsIntRejectsFractions) {
   EXPECT_EQ(doc.root().child("w").as_int(), 3);
   // Too large to be an exact int64: rejected rather than converted with undefined behaviour.
   EXPECT_EQ(error_of([&] { doc.root().child("e").as_int(); }),
-            "topologies/x.json: /e: expected an integer, got 1e+300");
+            "topologies/x.json: /e: expected an integer written without a fraction or exponent "
+            "(as a float, only below 9e15), got 1e+300");
+}
+
+TEST(JsonNodeTest, IntegralFloatsAreTakenWhereEveryIntegerIsExact) {
+  // 2e3 is 2000; 1e18 is an integer too, but a double that large stands for a range of integers,
+  // so it is refused, with a message saying why rather than "expected an integer in [0, 2^64-1]"
+  // of a value plainly inside that range.
+  const JsonDocument doc = parse(R"({"small": 2e3, "large": 1e18, "negative": -1.0})");
+  const JsonNode root = doc.root();
+  EXPECT_EQ(root.child("small").as_int(0, 5000), 2000);
+  EXPECT_EQ(root.child("small").as_uint64(), 2000u);
+  const std::string why = " written without a fraction or exponent (as a float, only below 9e15)";
+  EXPECT_EQ(error_of([&] { root.child("large").as_uint64(); }),
+            "topologies/x.json: /large: expected an integer in [0, 18446744073709551615]" + why +
+                ", got 1e+18");
+  EXPECT_EQ(error_of([&] { root.child("large").as_int(0, 2'000'000'000'000'000'000); }),
+            "topologies/x.json: /large: expected an integer in [0, 2000000000000000000]" + why +
+                ", got 1e+18");
+  // Out of range whatever its notation: the range alone.
+  EXPECT_EQ(error_of([&] { root.child("negative").as_uint64(); }),
+            "topologies/x.json: /negative: expected an integer in [0, 18446744073709551615], got "
+            "-1.0");
 }
 
 TEST(JsonNodeTest, AsIntRejectsIntegersBeyondInt64) {
@@ -271,7 +293,8 @@ TEST(JsonNodeTest, AsUint64TakesTheWholeUnsignedRangeAndNothingElse) {
   EXPECT_EQ(error_of([&] { root.child("s").as_uint64(); }),
             "topologies/x.json: /s: " + range + "\"1\"");
   EXPECT_EQ(error_of([&] { root.child("big").as_uint64(); }),
-            "topologies/x.json: /big: " + range + "1e+300");
+            "topologies/x.json: /big: expected an integer in [0, 18446744073709551615] written "
+            "without a fraction or exponent (as a float, only below 9e15), got 1e+300");
 }
 
 TEST(JsonNodeTest, IntegerRangesAreInclusiveAndNamedInTheMessage) {
