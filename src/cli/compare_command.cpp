@@ -149,7 +149,16 @@ Vary parse_vary(const std::string& text) {
   }
   vary.values = split_list(text.substr(equals + 1), "--vary " + vary.key + "=");
   for (const std::string& value : vary.values) {
-    vary.overrides.push_back(workload::parse_override(vary.key + "=" + value, "--vary"));
+    workload::Override parsed = workload::parse_override(vary.key + "=" + value, "--vary");
+    // Spelt differently, the same value ("gki" and gki, 10 and 1e1) would run the same column
+    // twice under two labels.
+    for (std::size_t i = 0; i < vary.overrides.size(); ++i) {
+      if (vary.overrides[i].value == parsed.value) {
+        throw ConfigError("--vary " + text + ": " + vary.values[i] + " and " + value +
+                          " are the same value");
+      }
+    }
+    vary.overrides.push_back(std::move(parsed));
   }
   return vary;
 }

@@ -172,6 +172,11 @@ expect_error "--vary with a value given twice" --vary kernel.priority_inheritanc
 check "--vary with a value given twice quotes the option as given" grep -qx \
   'bindersim compare: --vary kernel.priority_inheritance=android,android: "android" given twice' \
   "$TMP/err"
+expect_error "--vary with one value spelt two ways" --vary 'kernel.placement="gki",gki'
+check "--vary with one value spelt two ways names both spellings" grep -qx \
+  'bindersim compare: --vary kernel.placement="gki",gki: "gki" and gki are the same value' \
+  "$TMP/err"
+expect_error "--vary with one number spelt two ways" --vary clients.0.iterations=10,1e1
 # An open quote or bracket would take the rest of the list into one value.
 expect_error "--vary with a quote left open" --vary 'name=a"b,c'
 expect_error "--vary with a bracket left open" --vary 'processes.*.cpuset=[0,1,[2,3]'
