@@ -338,21 +338,28 @@ TEST(SimulationLimitsTest, LoopWhoseIterationsTakeNoTimeStopsWithOneError) {
   EXPECT_TRUE(testing::run_scenario(scenario, "fifo").clients_finished);
 }
 
-TEST(SimulationLimitsTest, HandlerCreatingAThreadRunsItAndReplies) {
-  // A node's handler creates a thread and joins it before replying: the thread belongs to the
-  // server process (named and sized like its loopers), and every call completes. A looper has
-  // no client loop to name the thread after (the run crashed).
-  auto scenario = testing::scaled_scenario("sync-wakeup", 20);
+// A thread step (1 us each to create, start and exit the thread) whose thread computes
+// `work_ref_ns` of reference work; `pointer` is where a scenario file would hold it.
+workload::Step thread_step(std::int64_t work_ref_ns, const std::string& pointer) {
   workload::Step work;
   work.op = workload::Step::Op::kCompute;
-  work.amount = {workload::Quantity::Kind::kConstant, 20'000, 0};
+  work.amount = {workload::Quantity::Kind::kConstant, work_ref_ns, 0};
   workload::Step thread;
   thread.op = workload::Step::Op::kThread;
   thread.create_ref_ns = 1'000;
   thread.start_ref_ns = 1'000;
   thread.exit_ref_ns = 1'000;
   thread.steps = std::make_shared<workload::Steps>(workload::Steps{work});
-  thread.pointer = "/processes/0/nodes/0/handler/0";
+  thread.pointer = pointer;
+  return thread;
+}
+
+TEST(SimulationLimitsTest, HandlerCreatingAThreadRunsItAndReplies) {
+  // A node's handler creates a thread and joins it before replying: the thread belongs to the
+  // server process (named and sized like its loopers), and every call completes. A looper has
+  // no client loop to name the thread after (the run crashed).
+  auto scenario = testing::scaled_scenario("sync-wakeup", 20);
+  const workload::Step thread = thread_step(20'000, "/processes/0/nodes/0/handler/0");
   scenario.processes[0].nodes[0].handler = {thread};
   const auto result = testing::run_scenario(scenario, "fifo");
   EXPECT_TRUE(result.clients_finished);
@@ -366,16 +373,7 @@ TEST(SimulationLimitsTest, BackgroundTaskOutsideEveryProcessCreatesAThreadDirect
   // bionic setting to read; the run read processes[-1]), named after the task, and runs its
   // steps, so the task's iterations take the helper's 50 us each.
   auto scenario = testing::scaled_scenario("sync-wakeup", 5);
-  workload::Step work;
-  work.op = workload::Step::Op::kCompute;
-  work.amount = {workload::Quantity::Kind::kConstant, 50'000, 0};
-  workload::Step thread;
-  thread.op = workload::Step::Op::kThread;
-  thread.create_ref_ns = 1'000;
-  thread.start_ref_ns = 1'000;
-  thread.exit_ref_ns = 1'000;
-  thread.steps = std::make_shared<workload::Steps>(workload::Steps{work});
-  thread.pointer = "/background/0/iteration/0";
+  const workload::Step thread = thread_step(50'000, "/background/0/iteration/0");
   workload::Step nap;
   nap.op = workload::Step::Op::kSleep;
   nap.amount = {workload::Quantity::Kind::kConstant, 100'000, 0};
