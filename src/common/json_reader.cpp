@@ -337,13 +337,13 @@ nlohmann::json parse_strictly(std::string_view text, const std::string& name,
   return parsed ? std::move(root) : nlohmann::json(nlohmann::json::value_t::discarded);
 }
 
-// A JSON float that holds an integer exactly (magnitude below 2^53), as that integer.
 // Integers written as JSON floats (2e3, 40.0) are taken below 9e15, where a double holds every
 // integer exactly; above it, 1e18 might stand for a neighbouring integer the double rounded.
 constexpr double kExactFloatLimit = 9.0e15;
 
 bool integral(double value) { return std::isfinite(value) && value == std::floor(value); }
 
+// A JSON float that holds an integer exactly (magnitude below kExactFloatLimit), as that integer.
 std::optional<std::int64_t> exact_integer(double value) {
   if (integral(value) && std::fabs(value) < kExactFloatLimit) {
     return static_cast<std::int64_t>(value);
