@@ -370,8 +370,8 @@ TEST(SimulationLimitsTest, HandlerCreatingAThreadRunsItAndReplies) {
 
 TEST(SimulationLimitsTest, BackgroundTaskOutsideEveryProcessCreatesAThreadDirectly) {
   // A background task without a process creates a thread: it is created directly (no process's
-  // bionic setting to read; the run read processes[-1]), named after the task, and runs its
-  // steps, so the task's iterations take the helper's 50 us each.
+  // bionic setting to read; the run read processes[-1]) and runs its steps, so the CPUs are busy
+  // at least the first helper's 50 us longer than without the task.
   auto scenario = testing::scaled_scenario("sync-wakeup", 5);
   const workload::Step thread = thread_step(50'000, "/background/0/iteration/0");
   workload::Step nap;
