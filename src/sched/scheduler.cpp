@@ -1189,7 +1189,10 @@ void Scheduler::set_task_util(int tid, double util) {
 void Scheduler::carry_vruntime_across_rt(Task& task, bool was_rt) {
   const std::int64_t min_vruntime = q(task.cpu).min_vruntime;
   if (!tunables_.normalise_vruntime_across_rt) {
-    if (was_rt) task.vruntime = std::max(task.vruntime, min_vruntime);
+    if (was_rt) {
+      task.vruntime =
+          std::clamp(task.vruntime, min_vruntime, min_vruntime + tunables_.sched_latency_ns);
+    }
     return;
   }
   if (was_rt) {

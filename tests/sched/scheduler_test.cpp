@@ -90,7 +90,7 @@ TEST_F(SchedTest, FairQueueRunsSmallestVruntimeFirst) {
 
 // A fair task made RT while asleep on one CPU, woken as RT on another (its only CPU now) and
 // made fair again there while it runs: where its vruntime ends up. A fair hog has kept one of
-// the two CPUs busy since time 0, so that its queue's min_vruntime is ~50 ms ahead.
+// the two CPUs busy since time 0, so that its queue's min_vruntime is ~80 ms ahead.
 struct VruntimeAcrossRt {
   std::int64_t owed;        // the task's vruntime after its first CPU's minimum when made RT
   std::int64_t first_min;   // that CPU's min_vruntime then
@@ -112,8 +112,10 @@ int asleep_beside_a_hog(SchedHarness& h, int cpu, int hog_cpu) {
 
 std::size_t owner_dones(SchedHarness& h, int tid) { return h.owner().dones_of(tid).size(); }
 
-// From the hog's CPU to a quiet one (`from_busy`), or the other way round.
-VruntimeAcrossRt carry_vruntime_across_rt(bool normalise, bool from_busy) {
+// From the hog's CPU to a quiet one (`from_busy`), or the other way round; `owed` is the
+// task's vruntime after its first CPU's minimum as it is made RT.
+VruntimeAcrossRt carry_vruntime_across_rt(bool normalise, bool from_busy,
+                                          std::int64_t owed = kMillisecond) {
   SchedTunables tunables;
   tunables.normalise_vruntime_across_rt = normalise;
   SchedHarness h(tunables);
@@ -125,7 +127,7 @@ VruntimeAcrossRt carry_vruntime_across_rt(bool normalise, bool from_busy) {
   const int tid = asleep_beside_a_hog(h, first, kBusy);
   sched.task_for_update(tid).params.affinity = only(second);
   VruntimeAcrossRt out{};
-  out.owed = kMillisecond;
+  out.owed = owed;
   out.first_min = sched.rq(first).min_vruntime;
   sched.task_for_update(tid).vruntime = out.first_min + out.owed;
   sched.set_attributes(tid, Policy::kFifo, 0, 50);  // binder's inheritance, before the wakeup
@@ -150,12 +152,20 @@ TEST(VruntimeAcrossRtTest, NormalisedKeepsTheLagAgainstTheNewQueue) {
   EXPECT_EQ(r.returned, r.second_min + r.owed);
 }
 
-TEST(VruntimeAcrossRtTest, ClampedKeepsTheFirstQueuesScale) {
-  // The calibrated model: the value from the first queue, raised to the second queue's
-  // minimum only if below it; here ~50 ms ahead of everything on the second CPU.
-  const VruntimeAcrossRt r = carry_vruntime_across_rt(false, /*from_busy=*/true);
-  ASSERT_GT(r.first_min, r.second_min + 40 * kMillisecond);
-  EXPECT_EQ(r.returned, r.first_min + r.owed);
+TEST(VruntimeAcrossRtTest, ClampedKeepsTheFirstQueuesScaleUpToALatencyPeriod) {
+  // The calibrated model: the value from the first queue, held within a latency period above
+  // the second queue's minimum. Owing 1 ms on the busy CPU, ~80 ms ahead of everything on the
+  // second one, it comes back a latency period ahead.
+  const SchedTunables defaults;
+  const VruntimeAcrossRt far = carry_vruntime_across_rt(false, /*from_busy=*/true);
+  ASSERT_GT(far.first_min, far.second_min + 40 * kMillisecond);
+  EXPECT_EQ(far.returned, far.second_min + defaults.sched_latency_ns);
+  // 70 ms below the busy queue's minimum, so within the period above the second's: kept.
+  const VruntimeAcrossRt near =
+      carry_vruntime_across_rt(false, /*from_busy=*/true, -70 * kMillisecond);
+  ASSERT_LT(near.first_min + near.owed, near.second_min + defaults.sched_latency_ns);
+  ASSERT_GT(near.first_min + near.owed, near.second_min);
+  EXPECT_EQ(near.returned, near.first_min + near.owed);
 }
 
 TEST(VruntimeAcrossRtTest, ClampedRaisesAVruntimeBelowTheNewQueuesMinimum) {

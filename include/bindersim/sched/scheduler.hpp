@@ -88,8 +88,10 @@ struct SchedTunables {
   // tasks enqueued there.
   bool util_est = true;
   // A fair task's vruntime across a stretch in an RT class (binder's priority inheritance).
-  // false (the calibrated model): it keeps the value of the CPU it left the fair class on, and
-  // is raised to the minimum of the queue it returns on. true (the kernel): it is made
+  // false (the calibrated model): it keeps the value of the CPU it left the fair class on,
+  // held between the minimum of the queue it returns on and a latency period above it
+  // (sched_latency_ns; without the upper bound, loopers restored on a CPU far behind their old
+  // one carried the gap into every later migration and overflowed). true (the kernel): it is made
   // relative to its queue's min_vruntime as it leaves the fair class (after place_entity()'s
   // sleeper floor, if it sleeps: detach_task_cfs_rq()) and the minimum of the queue it
   // returns on is added back (attach_task_cfs_rq(), enqueue_entity()). docs/model.md.
