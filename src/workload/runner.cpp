@@ -118,22 +118,26 @@ std::int64_t WorkloadRunner::draw(const Quantity& q, int rng) {
 }
 
 void WorkloadRunner::advance(int tid) {
+  // Local calls, the ends of their frames and a loop's next iteration take no simulated time:
+  // they run here in turn, not by recursion, whose depth would grow with them.
+  while (run_step(tid)) {
+  }
+}
+
+bool WorkloadRunner::run_step(int tid) {
   ThreadState& s = state(tid);
   BSIM_CHECK(!s.frames.empty());
   Frame& frame = s.frames.back();
-  if (frame.pc >= frame.steps->size()) {
-    end_frame(tid);
-    return;
-  }
+  if (frame.pc >= frame.steps->size()) return end_frame(tid);
   const Step& step = (*frame.steps)[frame.pc];
   s.mode = Mode::kStep;
   switch (step.op) {
     case Step::Op::kCompute:
       driver_.compute(tid, draw(step.amount, frame.rng));
-      return;
+      return false;
     case Step::Op::kSleep:
       driver_.sleep(tid, draw(step.amount, frame.rng), 0);
-      return;
+      return false;
     case Step::Op::kCall: {
       const auto& choices = step.target.processes;
       const int proc =
@@ -160,8 +164,7 @@ void WorkloadRunner::advance(int tid) {
         local.local_started = context_.engine.now();
         local.local_cpu = driver_.scheduler().task(tid).cpu;
         s.frames.push_back(local);
-        advance(tid);
-        return;
+        return true;
       }
       // Handlers of different processes that call each other without end: the driver would
       // stop the chain too, but only the step can name where it is in the scenario.
@@ -170,17 +173,18 @@ void WorkloadRunner::advance(int tid) {
                                 " nested transactions");
       }
       driver_.call(tid, proc, step.target.node, step.payload_bytes, step.oneway, 0);
-      return;
+      return false;
     }
     case Step::Op::kThread:
       s.mode = Mode::kCreating;
       s.thread_step = &step;
       driver_.compute(tid, step.create_ref_ns);
-      return;
+      return false;
   }
+  return false;
 }
 
-void WorkloadRunner::end_frame(int tid) {
+bool WorkloadRunner::end_frame(int tid) {
   ThreadState& s = state(tid);
   const Frame frame = s.frames.back();
   if (frame.local) {
@@ -196,8 +200,7 @@ void WorkloadRunner::end_frame(int tid) {
       record_call(record);
     }
     ++s.frames.back().pc;
-    advance(tid);
-    return;
+    return true;
   }
   if (frame.txn >= 0) {
     // A handler finished: reply (two-way) or free the oneway buffer; back to the read.
@@ -209,7 +212,7 @@ void WorkloadRunner::end_frame(int tid) {
     } else {
       driver_.reply(tid, node.reply_bytes);
     }
-    return;
+    return false;
   }
   if (s.main) {
     const bool background = static_cast<std::size_t>(s.client) >= scenario_.clients.size();
@@ -217,17 +220,17 @@ void WorkloadRunner::end_frame(int tid) {
     check_iteration_time(tid);
     if (++s.iterations_done < spec.iterations || background) {
       s.frames.back().pc = 0;
-      advance(tid);
-      return;
+      return true;
     }
     exit_thread(tid);
     if (++clients_done_ == scenario_.clients.size()) context_.engine.stop();
-    return;
+    return false;
   }
   // A helper thread's steps are done: its exit work, then it wakes its creator and exits.
   s.frames.clear();
   s.mode = Mode::kExiting;
   driver_.compute(tid, s.thread_step->exit_ref_ns);
+  return false;
 }
 
 void WorkloadRunner::exit_thread(int tid) {

@@ -83,8 +83,14 @@ class WorkloadRunner final : public binder::UserSpace, public engine::EventHandl
   std::int64_t draw(const Quantity& q, int rng);
   // The list as a CPU mask (0 when empty); throws ConfigError for a CPU not in the topology.
   std::uint64_t cpu_mask(const CpuList& list) const;
-  void advance(int tid);  // runs the step at the top frame's pc, or ends the frame
-  void end_frame(int tid);
+  // Runs the thread's steps from the top frame's pc until one that takes simulated time.
+  void advance(int tid);
+  // Runs the step at the top frame's pc, or ends the frame; true when the thread's next step is
+  // to run at once (the step took no simulated time).
+  bool run_step(int tid);
+  // Ends the top frame (a local call's handler, a transaction's, a loop's iteration, a
+  // helper's steps); true when the thread's next step is to run at once.
+  bool end_frame(int tid);
   // The thread exits; its state is cleared for whichever thread is given its id next.
   void exit_thread(int tid);
   // Counts the iteration of loop thread `tid` that ends now; throws ConfigError when too many in
