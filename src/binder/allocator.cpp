@@ -1,6 +1,7 @@
 #include "bindersim/binder/allocator.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <iterator>
 
@@ -36,6 +37,7 @@ BufferAllocator::BufferAllocator(AllocatorConfig config)
                       std::to_string(kMaxAllocatorSpaceBytes) + ", got " +
                       std::to_string(space_bytes_));
   }
+  page_shift_ = std::countr_zero(static_cast<std::uint64_t>(page_bytes_));
   segments_.push_back(Segment{0, space_bytes_, -1, -1, -1, false, false});
   free_by_size_.push_back(FreeKey{space_bytes_, 0, 0});
   pages_.resize(static_cast<std::size_t>(space_bytes_ / page_bytes_));
@@ -161,8 +163,8 @@ int BufferAllocator::free(int buffer, std::uint64_t lru_stamp) {
       ++to_lru;
     }
   };
-  const bool first_partial = offset % page_bytes_ != 0;
-  const bool last_partial = (offset + size) % page_bytes_ != 0;
+  const bool first_partial = !page_aligned(offset);
+  const bool last_partial = !page_aligned(offset + size);
   const int whole_begin = first_partial ? first + 1 : first;
   const int whole_end = last_partial ? end - 1 : end;
   for (int p = whole_end - 1; p >= whole_begin; --p) release(p);

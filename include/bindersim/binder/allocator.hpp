@@ -147,10 +147,12 @@ class BufferAllocator {
     int lru_next = -1;
   };
 
-  int page_of(std::int64_t offset) const { return static_cast<int>(offset / page_bytes_); }
+  // Offsets are never negative and pages are a power of two: shifts and masks, not divisions.
+  int page_of(std::int64_t offset) const { return static_cast<int>(offset >> page_shift_); }
   int end_page_of(std::int64_t end) const {
-    return static_cast<int>((end + page_bytes_ - 1) / page_bytes_);
+    return static_cast<int>((end + page_bytes_ - 1) >> page_shift_);
   }
+  bool page_aligned(std::int64_t offset) const { return (offset & (page_bytes_ - 1)) == 0; }
   Segment& seg(int node) { return segments_[static_cast<std::size_t>(node)]; }
   const Segment& seg(int node) const { return segments_[static_cast<std::size_t>(node)]; }
   Page& page_at(int p) { return pages_[static_cast<std::size_t>(p)]; }
@@ -165,6 +167,7 @@ class BufferAllocator {
 
   std::int64_t space_bytes_;
   std::int64_t page_bytes_;
+  int page_shift_ = 0;  // log2(page_bytes_)
   // Flat structures instead of trees: the shipped scenarios keep a few buffers per process, so
   // vectors and index links cost a fraction of map and set nodes.
   std::vector<Segment> segments_;  // list nodes; unused ones are on spare_segments_
