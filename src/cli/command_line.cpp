@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <ostream>
 
@@ -15,6 +16,13 @@ namespace po = boost::program_options;
 
 void error_line(std::ostream& err, const std::string& prefix, const std::string& message) {
   err << prefix << ": " << console_text(message) << '\n';
+}
+
+bool output_reached(std::ostream& out) {
+  out.flush();
+  if (!out) return false;
+  if (&out != &std::cout) return true;
+  return std::fflush(stdout) == 0 && std::ferror(stdout) == 0;
 }
 
 int usage_error(std::ostream& err, const std::string& command, const std::string& message) {

@@ -24,6 +24,11 @@ inline constexpr const char* kUnfinishedClientsReason =
 // which must neither split the line nor drive the terminal.
 void error_line(std::ostream& err, const std::string& prefix, const std::string& message);
 
+// Whether all written to `out` so far has reached its destination (flushed here). Commands
+// print their closing summaries and warnings on stderr only when it has: when standard output
+// failed, the one line of finish_output() in main.cpp is all that stderr gets.
+bool output_reached(std::ostream& out);
+
 // Writes "bindersim COMMAND: MESSAGE (see bindersim COMMAND --help)" as one line on `err`
 // (error_line()) and returns 2, the exit code of bad input.
 int usage_error(std::ostream& err, const std::string& command, const std::string& message);

@@ -463,6 +463,7 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
       write_file_atomically(vm["out"].as<std::string>(), json.str());
     }
     io::print_compare_table(report, out);
+    if (!output_reached(out)) return 0;  // finish_output() reports the failed write
     err << fmt::format(
         "{} runs ({} column(s) x {} seed(s)) on {} thread(s) in {:.3f} s wall ({:.1f} runs/s)\n",
         num_jobs, report.columns.size(), num_seeds, num_threads, wall_s,

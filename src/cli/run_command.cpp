@@ -301,15 +301,16 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       io::print_binder_throughput(result, static_cast<int>(scenario.processes.size()),
                                   static_cast<int>(scenario.clients.size()), out);
     }
-    if (!result.clients_finished) {
-      err << "bindersim: warning: the clients did not finish their iterations ("
-          << kUnfinishedClientsReason << ")\n";
-    }
     out << std::fixed << std::setprecision(3) << "simulated "
         << static_cast<double>(result.simulated_ns) / 1e9 << " s, " << result.events
         << " events in " << wall_s << " s wall (" << std::setprecision(2)
         << (wall_s > 0 ? static_cast<double>(result.events) / wall_s / 1e6 : 0.0)
         << " M events/s)\n";
+    if (!output_reached(out)) return 0;  // finish_output() reports the failed write
+    if (!result.clients_finished) {
+      err << "bindersim: warning: the clients did not finish their iterations ("
+          << kUnfinishedClientsReason << ")\n";
+    }
     if (tracer) {
       out << "trace: " << tracer->lines() << " events written to " << vm["trace"].as<std::string>()
           << "\n";

@@ -162,6 +162,7 @@ int expand(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   std::size_t points = 1;
   for (const sweep::Axis& axis : spec.axes) points *= axis.values.size();
+  if (!output_reached(out)) return 0;  // finish_output() reports the failed write
   err << fmt::format("sweep {}: {} runs ({} point(s) x {} selector(s) x {} seed(s))\n",
                      console_text(spec.name), runs.size(), points,
                      runs.size() / points / spec.seeds.size(), spec.seeds.size());
@@ -246,7 +247,13 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   std::string skipped_lines;  // printed once every run is checked: bad input prints nothing
   for (const sweep::RunSpec* r : selected) {
     const fs::path file = out_dir / (r->run_id + ".json");
-    if (fs::exists(file)) {
+    std::error_code status_error;
+    const fs::file_status status = fs::status(file, status_error);
+    if (fs::exists(status) && !fs::is_regular_file(status)) {
+      throw ConfigError(fmt::format("{}: expected a run's result file (or none), got {}",
+                                    file.string(), describe_file_type(status.type())));
+    }
+    if (fs::exists(status)) {
       ++skipped;
       skipped_lines +=
           fmt::format("run {} {}: {}: result exists, skipped\n", r->index, r->run_id, run_text(*r));
@@ -331,6 +338,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   const std::string share = only    ? fmt::format("index {}", *only)
                             : shard ? fmt::format("shard {}/{}", shard->first, shard->second)
                                     : std::string("all runs");
+  if (!output_reached(out)) return 0;  // finish_output() reports the failed write
   err << fmt::format(
       "{}: {} run(s): {} ran, {} skipped (result exists), in {:.3f} s wall on {} "
       "thread(s)\n",
@@ -415,6 +423,7 @@ int merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     sweep::print_sweep_tables(summary, out);
   }
 
+  if (!output_reached(out)) return 0;  // finish_output() reports the failed write
   err << fmt::format("sweep {}: merged {} result(s) into {} point(s)\n",
                      console_text(summary.sweep), summary.merged, summary.points.size());
   if (summary.ignored > 0) {

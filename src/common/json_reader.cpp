@@ -87,24 +87,6 @@ std::string display_pointer(const std::string& pointer) {
   return out;
 }
 
-// What a path that is not a regular file is, for "expected ..., got <kind>".
-std::string describe_file_type(std::filesystem::file_type type) {
-  switch (type) {
-    case std::filesystem::file_type::directory:
-      return "a directory";
-    case std::filesystem::file_type::character:
-      return "a character device";
-    case std::filesystem::file_type::block:
-      return "a block device";
-    case std::filesystem::file_type::fifo:
-      return "a FIFO";
-    case std::filesystem::file_type::socket:
-      return "a socket";
-    default:
-      return "a file that is not a regular file";
-  }
-}
-
 // A pointer into the text being parsed that records in `*read_to` how far the parser has read:
 // nlohmann's parser callback does not say where in the text it is.
 class TrackingIterator {
@@ -362,6 +344,23 @@ std::string expected_integer(const nlohmann::json& value, const std::string& ran
 }
 
 }  // namespace
+
+std::string describe_file_type(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::directory:
+      return "a directory";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::fifo:
+      return "a FIFO";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    default:
+      return "a file that is not a regular file";
+  }
+}
 
 std::string compact_json(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

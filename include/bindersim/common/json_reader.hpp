@@ -73,6 +73,10 @@ inline constexpr int kMaxJsonDepth = 256;
 // to a device (/dev/zero) or a huge file must not fill the memory.
 inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{64} << 20;
 
+// What a path that is not a regular file is, for "expected ..., got <kind>": "a directory",
+// "a FIFO", ...
+std::string describe_file_type(std::filesystem::file_type type);
+
 // The whole content of an input file. A missing file, a path that is not a regular file (a
 // directory, a device, a FIFO, a socket) or a file larger than kMaxInputFileBytes is a
 // ConfigError naming the path, `expected` (what the file should be, e.g. "a JSON file") and
