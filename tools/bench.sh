@@ -9,6 +9,10 @@
 #   tools/bench.sh --instructions  only binder-throughput's instructions per simulated call,
 #                                  which do not depend on the host's speed (callgrind, 8 x 2,000
 #                                  and 8 x 5,000 calls: the difference over the 24,000 between)
+#   tools/bench.sh --against DIR   only binder-throughput, with this build and DIR/bindersim in
+#                                  turn (the host's speed drifts from minute to minute): the
+#                                  median and fastest wall time of each over --runs rounds, and
+#                                  whether their result files are byte-identical
 #
 # Uses build/bindersim (BINDERSIM_BUILD_DIR to change) and GNU time (/usr/bin/time); valgrind
 # for --instructions.
@@ -19,13 +23,19 @@ runs=3
 memory=0
 jobs=0
 instructions=0
+against=""
 while [[ $# -gt 0 ]]; do
+  if [[ ( $1 == --runs || $1 == --against ) && $# -lt 2 ]]; then
+    echo "tools/bench.sh: $1 needs a value" >&2
+    exit 2
+  fi
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --memory) memory=1; shift ;;
     --jobs) jobs=1; shift ;;
     --instructions) instructions=1; shift ;;
-    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
+    --against) against="$2"; shift 2 ;;
+    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
     *) echo "tools/bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -54,6 +64,35 @@ if [[ $instructions -eq 1 ]]; then
       short / 1e6, w, long / 1e6, w
     printf "%.0f instructions per simulated call, %.1f M at start-up\n",
       per_call, (short - w * 2000 * per_call) / 1e6 }'
+  exit 0
+fi
+if [[ -n "$against" ]]; then
+  other="$against/bindersim"
+  [[ -x "$other" ]] || { echo "tools/bench.sh: no $other" >&2; exit 2; }
+  # Rounds of one run of each build, in turn; each run's result goes to <build>.json.
+  for ((i = 0; i < runs; ++i)); do
+    for which in this other; do
+      build_bin="$bin"
+      [[ $which == other ]] && build_bin="$other"
+      start=$(date +%s%N)
+      "$build_bin" run "$root/scenarios/binder-throughput.json" --out "$tmp/$which.json" \
+        >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+      end=$(date +%s%N)
+      echo "$which $((end - start))" >>"$tmp/walls"
+    done
+  done
+  echo "binder-throughput (8x100k), $runs round(s) of each build in turn"
+  for which in this other; do
+    label="$bin"
+    [[ $which == other ]] && label="$other"
+    sed -n "s/^$which //p" "$tmp/walls" | sort -n | awk -v label="$label" '{ t[NR] = $1 / 1e9 }
+      END { printf "%-40s median %.3f s, fastest %.3f s\n", label, t[int((NR + 1) / 2)], t[1] }'
+  done
+  if cmp -s "$tmp/this.json" "$tmp/other.json"; then
+    echo "results: byte-identical"
+  else
+    echo "results: different (compare their provenance.fingerprint)"
+  fi
   exit 0
 fi
 [[ -x /usr/bin/time ]] || { echo "tools/bench.sh: needs GNU time (apt-get install time)" >&2; exit 2; }
@@ -92,6 +131,7 @@ if [[ $memory -eq 1 ]]; then
 fi
 if [[ $jobs -eq 1 ]]; then
   # 3 selectors x 4 seeds of schd-dbg: 12 independent runs to share out.
+  # shellcheck disable=SC2054  # the commas separate selectors within one argument
   compare_args=("$root/scenarios/schd-dbg.json" --selectors fifo,ctabs,ctabs-nudge --seeds 4)
   printf '\n%-28s %10s %9s\n' "compare, 12 runs" wall speed-up
   one=""
