@@ -330,5 +330,27 @@ TEST(AllocPathTest, AsyncBudgetExhaustionFailsTheOnewaySendAndIsCounted) {
   EXPECT_EQ(h.user.received().size(), 6U);  // five oneway, one two-way
 }
 
+TEST(AllocPathTest, ATwoWayCallThatDoesNotFitTheTargetFailsBackToItsCaller) {
+  // A two-way call of 2 MiB to a server with 1 MiB of buffer space: binder_alloc_new_buf()
+  // finds no free space, and the caller's read returns BR_FAILED_REPLY. The failure is counted,
+  // nothing reaches the server, the transaction's buffer is not held, and the client goes on:
+  // its next call, of a size that fits, is served.
+  ServerAndClient pair;
+  DriverHarness& h = pair.h;
+  const int server = pair.server;
+  h.user.then(pair.client,
+              [&h, server](int t) { h.driver.call(t, server, 0, 2 * 1024 * 1024, false, 10'000); });
+  h.user.then(pair.client,
+              [&h, server](int t) { h.driver.call(t, server, 0, 4096, false, 10'000); });
+  h.run_until(100 * kMillisecond);
+  ASSERT_EQ(h.user.replies().size(), 2U);
+  EXPECT_TRUE(h.user.replies()[0].record.failed);
+  EXPECT_FALSE(h.user.replies()[1].record.failed);
+  EXPECT_EQ(h.driver.counters().failed_sends, 1U);
+  EXPECT_EQ(h.driver.allocator_stats().failed_no_space, 1U);
+  EXPECT_EQ(h.user.received().size(), 1U);  // only the second call
+  EXPECT_EQ(h.driver.allocator(server).allocated_buffers(), 0);
+}
+
 }  // namespace
 }  // namespace bindersim::binder::testing

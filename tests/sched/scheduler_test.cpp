@@ -360,6 +360,29 @@ TEST_F(SchedTest, TickKeepsCheckingWhileTheRunningTaskStaysLeftmost) {
   EXPECT_LT(light_samples, 50);  // its weight is 15 against 1024
 }
 
+TEST_F(SchedTest, AnExpiredSliceWithPreemptionDisabledSwitchesAtTheEnable) {
+  // Two nice-0 tasks share a CPU: 12 ms slices. The first disables preemption (a spinlock) at
+  // 1 ms: the tick that finds its slice over only marks the reschedule, and it keeps the CPU
+  // until preempt_enable() at 30 ms, when the other task runs at once.
+  const int cpu = 4;
+  const int holder = occupy(cpu, fair_params("holder"));
+  run_until(kMillisecond / 2);
+  const int other = occupy(cpu, fair_params("other"));
+  run_until(kMillisecond);
+  ASSERT_EQ(sched_.rq(cpu).curr, holder);
+  sched_.preempt_disable(holder);
+  const auto samples = sample_curr(cpu, 2 * kMillisecond, 29 * kMillisecond, kMillisecond);
+  run_until(30 * kMillisecond);
+  for (const auto& sample : *samples) {
+    EXPECT_EQ(sample.curr, holder) << "at " << sample.time;
+  }
+  EXPECT_TRUE(sched_.rq(cpu).need_resched);
+  sched_.preempt_enable(holder);
+  run_for(1);
+  EXPECT_EQ(sched_.rq(cpu).curr, other);
+  EXPECT_FALSE(sched_.rq(cpu).need_resched);
+}
+
 TEST_F(SchedTest, ANewTasksStartDebitCountsTheRunningTask) {
   // START_DEBIT: a new task starts one virtual slice behind the queue's minimum. Beside one
   // running nice-0 task the slice is half the 24 ms period (sched_slice() counts the running
@@ -1004,6 +1027,39 @@ TEST_F(NewIdleTest, IdleCpuPullsTheWaitingFairTaskOfABusyCpuInItsCluster) {
   EXPECT_EQ(sched_.newidle_pulls(), 1U);
   EXPECT_EQ(sched_.migrations(), migrations + 1);
   EXPECT_EQ(sched_.rq(1).curr, hog);
+}
+
+// Load balancing switched off (`kernel.newidle_balance` and `kernel.periodic_balance` false).
+SchedTunables without_balance() {
+  SchedTunables tunables;
+  tunables.newidle_balance = false;
+  tunables.periodic_balance = false;
+  return tunables;
+}
+
+class NoBalanceTest : public ::testing::Test, public SchedHarness {
+ protected:
+  NoBalanceTest() : SchedHarness(without_balance()) {}
+};
+
+TEST_F(NoBalanceTest, AnIdleCpuPullsNothingWithoutNewIdleOrPeriodicBalance) {
+  // The setting of IdleCpuPullsTheWaitingFairTaskOfABusyCpuInItsCluster: CPU 0 goes idle
+  // while a fair task waits behind a hog on CPU 1. Without balancing CPU 0 stays idle through
+  // several ticks, and the waiter runs on CPU 1 when the hog's slice is over.
+  const int hog = occupy(1, fair_params("hog"));
+  run_for(100 * kMicrosecond);
+  const int waiter = queue_behind(*this, sched_, 1, fair_params("waiter"), kMillisecond);
+  const int brief = occupy(0, fair_params("brief"), kMillisecond);
+  const auto migrations = sched_.migrations();
+  run_until(5 * sched_.tunables().tick_ns);
+  EXPECT_EQ(sched_.task(brief).state, TaskState::kSleeping);
+  EXPECT_EQ(sched_.task(waiter).cpu, 1);
+  EXPECT_EQ(sched_.task(waiter).state, TaskState::kSleeping);  // its 1 ms done on CPU 1
+  EXPECT_EQ(sched_.migrations(), migrations);
+  EXPECT_EQ(sched_.rq(1).curr, hog);
+  EXPECT_LT(sched_.rq(0).curr, 0);
+  EXPECT_EQ(sched_.newidle_pulls(), 0U);
+  EXPECT_EQ(sched_.balance_pulls(), 0U);
 }
 
 TEST_F(NewIdleTest, CacheHotTaskIsNotPulled) {
