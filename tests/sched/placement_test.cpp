@@ -167,6 +167,42 @@ TEST_F(PlacementTest, RecentUsedCpuMustBeAllowed) {
   EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 5, 2), 1);
 }
 
+// Every cluster made the SA8155P's gold one (its frequencies, operating points and capacity
+// per MHz): all CPUs have capacity 1024, a symmetric system.
+void all_gold(nlohmann::json& doc) {
+  const nlohmann::json gold = doc["clusters"][1];
+  for (nlohmann::json& cluster : doc["clusters"]) {
+    for (const char* key : {"max_freq_khz", "capacity_dmips_mhz", "cpufreq"}) {
+      cluster[key] = gold[key];
+    }
+  }
+}
+
+class SymmetricPlacementTest : public ::testing::Test, public SchedHarness {
+ protected:
+  SymmetricPlacementTest()
+      : SchedHarness(android_rt_clamp(), "mainline", IdleStates::kWfiOnly, all_gold) {}
+};
+
+TEST_F(SymmetricPlacementTest, SelectIdleSiblingScansTheLlcFromTargetForAnyIdleCpu) {
+  // Without asymmetric capacities select_idle_sibling() does not fit tasks to capacities: with
+  // target, prev and the recent CPU busy, it takes the first idle allowed CPU sharing the LLC,
+  // scanning from target and wrapping, and target itself when none is idle. A task too big
+  // for silver on the SA8155P now fits any CPU.
+  ASSERT_FALSE(sched_.asym_capacity());
+  for (int cpu = 0; cpu < sched_.num_cpus(); ++cpu) ASSERT_EQ(topology_.capacity(cpu), 1024);
+  const int tid = sleeper(1);
+  sched_.set_task_util(tid, 600);
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, /*prev*/ 1, /*target*/ 2), 2);
+  busy({1, 2, 3});
+  sched_.task_for_update(tid).recent_used_cpu = 3;
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 1, 2), 4);
+  sched_.task_for_update(tid).params.affinity = only(0) | only(1) | only(2) | only(3);
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 1, 2), 0);  // 4-7 not allowed: wraps to 0
+  busy({0});
+  EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 1, 2), 2);  // none idle: target
+}
+
 // --- select_idle_capacity ------------------------------------------------------------------
 
 TEST_F(PlacementTest, SelectIdleCapacityScansFromTargetAndWraps) {
