@@ -249,11 +249,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     const fs::path file = out_dir / (r->run_id + ".json");
     std::error_code status_error;
     const fs::file_status status = fs::status(file, status_error);
-    if (fs::exists(status) && !fs::is_regular_file(status)) {
-      throw ConfigError(fmt::format("{}: expected a run's result file (or none), got {}",
-                                    file.string(), describe_file_type(status.type())));
-    }
     if (fs::exists(status)) {
+      if (!fs::is_regular_file(status)) {
+        throw ConfigError(fmt::format("{}: expected a run's result file (or none), got {}",
+                                      file.string(), describe_file_type(status.type())));
+      }
       ++skipped;
       skipped_lines +=
           fmt::format("run {} {}: {}: result exists, skipped\n", r->index, r->run_id, run_text(*r));
