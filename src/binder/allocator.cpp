@@ -258,10 +258,6 @@ std::int64_t BufferAllocator::buffer_size(int buffer) const {
   return seg(allocated_segment(buffer)).size;
 }
 
-std::int64_t BufferAllocator::buffer_offset(int buffer) const {
-  return seg(allocated_segment(buffer)).offset;
-}
-
 PageState BufferAllocator::page_state(int p) const {
   BSIM_CHECK(p >= 0 && p < page_count());
   const Page& state = pages_[static_cast<std::size_t>(p)];

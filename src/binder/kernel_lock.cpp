@@ -25,10 +25,6 @@ int KernelLocks::add(LockKind kind, LockStats& stats) {
   return static_cast<int>(locks_.size()) - 1;
 }
 
-int KernelLocks::waiters(int lock) const {
-  return static_cast<int>(locks_[static_cast<std::size_t>(lock)].waiters.size());
-}
-
 KernelLocks::Waiter* KernelLocks::find_waiter(Lock& lock, int tid) {
   for (Waiter& w : lock.waiters) {
     if (w.tid == tid) return &w;

@@ -5,13 +5,6 @@
 
 namespace bindersim::engine {
 
-void EventQueue::reserve(std::size_t n) {
-  ensure_capacity(std::min(n, kSpillAt) + 1);
-  payloads_.reserve(n);
-  ladder_keys_.reserve(n);
-  next_.reserve(n);
-}
-
 void EventQueue::grow(std::size_t count) {
   const std::size_t size = std::max(kLead + count + kArity, 2 * keys_.size());
   keys_.resize(size, kPadKey);

@@ -110,8 +110,7 @@ class BufferAllocator {
   int resident_pages() const { return resident_count_; }
   int lru_pages() const { return lru_count_; }
   bool is_allocated(int buffer) const;
-  std::int64_t buffer_size(int buffer) const;    // `buffer` must be allocated
-  std::int64_t buffer_offset(int buffer) const;  // `buffer` must be allocated
+  std::int64_t buffer_size(int buffer) const;  // `buffer` must be allocated
   PageState page_state(int page) const;
 
   // Walks every structure; returns a description of the first broken invariant, or "".

@@ -53,7 +53,6 @@ class KernelLocks final : public engine::EventHandler {
   LockKind kind(int lock) const { return locks_[static_cast<std::size_t>(lock)].kind; }
   int owner(int lock) const { return locks_[static_cast<std::size_t>(lock)].owner; }
   SimTime owned_since(int lock) const { return locks_[static_cast<std::size_t>(lock)].owned_since; }
-  int waiters(int lock) const;
 
   // The running `tid` takes `lock`: true when it holds it at once. Otherwise it spins or sleeps
   // and on_lock_granted() follows once it holds it. A spinlock disables preemption from here

@@ -116,7 +116,6 @@ class EventQueue {
   }
   bool empty() const { return count_ == 0; }
   std::size_t size() const { return count_; }
-  void reserve(std::size_t n);
   // Sequence numbers are finite (2^40 between restarts, checked at push): how many are left,
   // and, for an empty queue, numbering from 0 again (events pushed afterwards keep their
   // order among themselves, and there are no others).
