@@ -8,7 +8,8 @@
 #   tools/bench.sh --jobs          also `compare` with --jobs 1 .. nproc: wall time and speed-up
 #   tools/bench.sh --instructions  only binder-throughput's instructions per simulated call,
 #                                  which do not depend on the host's speed (callgrind, 8 x 2,000
-#                                  and 8 x 5,000 calls: the difference over the 24,000 between)
+#                                  and 8 x 5,000 calls: the difference over the 24,000 between),
+#                                  and where they go, by component and by function
 #   tools/bench.sh --against DIR   only binder-throughput, with this build and DIR/bindersim in
 #                                  turn (the host's speed drifts from minute to minute): the
 #                                  median and fastest wall time of each over --runs rounds, and
@@ -35,7 +36,7 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs=1; shift ;;
     --instructions) instructions=1; shift ;;
     --against) against="$2"; shift 2 ;;
-    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,19p "$0"; exit 0 ;;
     *) echo "tools/bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -46,12 +47,13 @@ trap 'rm -rf "$tmp"' EXIT
 if [[ $instructions -eq 1 ]]; then
   command -v valgrind >/dev/null ||
     { echo "tools/bench.sh: --instructions needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-  # Instructions of one whole run of binder-throughput with `iterations` calls per worker.
+  # Instructions of one whole run of binder-throughput with `iterations` calls per worker; the
+  # profile stays in $tmp/cg-<iterations>.out.
   count() {
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" run \
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg-$1.out" "$bin" run \
       "$root/scenarios/binder-throughput.json" --set "clients.*.iterations=$1" \
       >/dev/null 2>"$tmp/valgrind.log" || { cat "$tmp/valgrind.log" >&2; exit 1; }
-    sed -n 's/^summary: \([0-9]*\).*/\1/p' "$tmp/cg.out"
+    sed -n 's/^summary: \([0-9]*\).*/\1/p' "$tmp/cg-$1.out"
   }
   workers=8  # binder-throughput's clients
   short=$(count 2000)
@@ -64,6 +66,14 @@ if [[ $instructions -eq 1 ]]; then
       short / 1e6, w, long / 1e6, w
     printf "%.0f instructions per simulated call, %.1f M at start-up\n",
       per_call, (short - w * 2000 * per_call) / 1e6 }'
+  # Where they go: each function's own instructions per call, the same difference of the two
+  # runs, with the code inlined into a function counted in it.
+  if command -v callgrind_annotate >/dev/null && command -v python3 >/dev/null; then
+    callgrind_annotate --threshold=100 "$tmp/cg-2000.out" >"$tmp/short.txt"
+    callgrind_annotate --threshold=100 "$tmp/cg-5000.out" >"$tmp/long.txt"
+    python3 "$root/tools/profile-by-function.py" "$tmp/short.txt" "$tmp/long.txt" \
+      $((workers * 3000))
+  fi
   exit 0
 fi
 if [[ -n "$against" ]]; then
