@@ -33,7 +33,7 @@ constexpr const char* kUsage =
     "  check RESULT       compare a result with a baseline (CI regression gate)\n"
     "  topology show NAME print a topology (clusters, capacities, transfer costs)\n"
     "  topology list      list the topologies shipped in topologies/\n"
-    "  report INPUT...    an HTML report (SVG charts) of result and compare files\n"
+    "  report INPUT...    an HTML report (SVG charts) of result, compare and sweep summary files\n"
     "  sweep expand SWEEP expand a sweep file into runs; sweep run, sweep merge: run, pool\n"
     "\n"
     "examples:\n"

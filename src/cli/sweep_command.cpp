@@ -90,7 +90,7 @@ constexpr const char* kMergeUsage =
     "With --across, prints instead one table with a row per combination: for each metric named,\n"
     "the first selector's pooled value and the others' Δ% against it.\n"
     "With --runs, only the runs of RUNS are merged and its runs without a result are reported\n"
-    "(stderr and summary); the exit status is then 1.\n"
+    "(stderr and summary); the exit status is 1 when any is missing.\n"
     "\n"
     "examples:\n"
     "  bindersim sweep merge results --runs runs.jsonl --out summary.json\n"

@@ -426,13 +426,16 @@ Topology Topology::from_json(const JsonNode& root, std::optional<std::uint64_t> 
   std::vector<int> owner;
   const std::vector<ClusterSpec> clusters = read_clusters(clusters_node, owner);
   int num_cpus = 0;
+  std::size_t listed = 0;  // each CPU is listed once (read_clusters() checks)
   for (const ClusterSpec& cluster : clusters) {
     for (const int cpu : cluster.cpus) num_cpus = std::max(num_cpus, cpu + 1);
+    listed += cluster.cpus.size();
   }
   for (int cpu = 0; cpu < num_cpus; ++cpu) {
     if (owner[static_cast<std::size_t>(cpu)] < 0) {
-      clusters_node.fail("CPU " + std::to_string(cpu) + " is in no cluster (CPU ids are 0.." +
-                         std::to_string(num_cpus - 1) + " without gaps)");
+      clusters_node.fail("CPU " + std::to_string(cpu) + " is in no cluster (the " +
+                         std::to_string(listed) + " CPUs listed must have the ids 0.." +
+                         std::to_string(listed - 1) + ", without gaps)");
     }
   }
 

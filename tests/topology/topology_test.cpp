@@ -507,7 +507,17 @@ TEST_F(Sa8155pTest, MissingCpuIsAnError) {
     value["clusters"][1]["cpus"] = nlohmann::json::array({4, 6});
   });
   EXPECT_EQ(error,
-            "topologies/x.json: /clusters: CPU 5 is in no cluster (CPU ids are 0..7 without gaps)");
+            "topologies/x.json: /clusters: CPU 5 is in no cluster (the 7 CPUs listed must have "
+            "the ids 0..6, without gaps)");
+}
+
+TEST_F(Sa8155pTest, ACpuIdBeyondTheCountNamesTheGapAndTheIdsExpected) {
+  // Eight CPUs, the prime one numbered 8: CPU 7 is missing, and the ids must be 0..7.
+  const std::string error = error_after(
+      [](nlohmann::json& value) { value["clusters"][2]["cpus"] = nlohmann::json::array({8}); });
+  EXPECT_EQ(error,
+            "topologies/x.json: /clusters: CPU 7 is in no cluster (the 8 CPUs listed must have "
+            "the ids 0..7, without gaps)");
 }
 
 TEST_F(Sa8155pTest, ClusterIdsMustBeInOrder) {
