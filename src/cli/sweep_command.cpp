@@ -249,6 +249,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     const fs::path file = out_dir / (r->run_id + ".json");
     std::error_code status_error;
     const fs::file_status status = fs::status(file, status_error);
+    // Only "no such file" means no result: any other failure (a directory that may not be
+    // searched) is said before a run is spent on a result that could not be written.
+    if (status_error && status.type() != fs::file_type::not_found) {
+      throw ConfigError(file.string() + ": cannot read: " + status_error.message());
+    }
     if (fs::exists(status)) {
       if (!fs::is_regular_file(status)) {
         throw ConfigError(fmt::format("{}: expected a run's result file (or none), got {}",

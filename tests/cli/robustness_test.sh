@@ -284,6 +284,13 @@ mkdir -p out-results2
 mkdir "out-results2/$(sed -n 's/.*"run_id": *"\([0-9a-f]*\)".*/\1/p' out-runs2.jsonl | head -n 1).json"
 bounded sweep run out-runs2.jsonl --out-dir out-results2
 expect_bad "sweep run with a directory named as a result" ': expected a run.s result file \(or none\), got a directory$'
+# A result path that cannot be looked at (a link to itself) is said before any run, not taken
+# for a missing result.
+mkdir -p out-results3
+ln -s "$(sed -n 's/.*"run_id": *"\([0-9a-f]*\)".*/\1/p' out-runs2.jsonl | head -n 1).json" \
+  "out-results3/$(sed -n 's/.*"run_id": *"\([0-9a-f]*\)".*/\1/p' out-runs2.jsonl | head -n 1).json"
+bounded sweep run out-runs2.jsonl --out-dir out-results3
+expect_bad "sweep run with a result path that loops" '\.json: cannot read: Too many levels of symbolic links$'
 to_stdout full sweep expand no-such-sweep.json
 expect_bad "bad input with stdout on /dev/full: its own line only" 'no-such-sweep.json: '
 
