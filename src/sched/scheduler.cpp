@@ -835,9 +835,11 @@ void Scheduler::switch_in(int cpu, int tid) {
   task.refill_stall_left = std::max(task.refill_stall_left, refill);
   task.switch_stall_left = capped_sum(task.switch_stall_left, switch_cost);
   // The slice counts from the end of the stall every switch-in brings (the switch, then the
-  // refill of the caches). The kernel counts it from the pick, a difference of microseconds;
-  // counted so, a stall that outlasts the slice would have the task preempted before it ever
-  // ran, and two such tasks on a CPU would only switch and refill.
+  // refill of the caches). The kernel counts it from the pick: the switch is microseconds, but
+  // a refill, ordinary execution there, can be a few hundred (a 256 KiB working set from the L3
+  // is about 140 us), so a task with a large working set gets up to a tenth more than its 3 ms
+  // minimum. Counted from the pick, a stall that outlasts the slice would have the task
+  // preempted before it ever ran, and two such tasks on a CPU would only switch and refill.
   task.slice_start = capped_sum(now(), capped_sum(task.switch_stall_left, task.refill_stall_left));
   if (task.resume_pending) {
     // The wait since the wakeup: the IPI, then the idle exit, the rest behind other tasks.
