@@ -184,6 +184,21 @@ TEST(ResultJsonTest, MeanIsRoundedToTheNearestNanosecond) {
   EXPECT_EQ(j["latency"]["p50_ns"], 100);
 }
 
+TEST(ResultJsonTest, EachPercentileFieldReadsItsOwnPercentile) {
+  // Samples 1..100 ns (exact below 2,048 ns): the nearest-rank p50, p90 and p99 are 50, 90 and
+  // 99, in the whole run's latency and in a tier's.
+  RunResult r;
+  for (std::int64_t ns = 1; ns <= 100; ++ns) r.latency.record(ns);
+  r.tier(SchedClass::kFifo, Tier::kSameCluster) = r.latency;
+  const ordered_json j = result_to_json(r);
+  for (const ordered_json* block : {&j["latency"], &j["tiers"]["sched_fifo"]["same_cluster"]}) {
+    EXPECT_EQ((*block)["p50_ns"], 50) << *block;
+    EXPECT_EQ((*block)["p90_ns"], 90) << *block;
+    EXPECT_EQ((*block)["p99_ns"], 99) << *block;
+    EXPECT_EQ((*block)["max_ns"], 100) << *block;
+  }
+}
+
 TEST(ResultJsonTest, AllSixTiersArePresentAndEmptyTiersAreZero) {
   // Only one tier has calls: the other five are written with zeros.
   RunResult r;

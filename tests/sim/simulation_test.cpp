@@ -476,6 +476,27 @@ TEST(SimulationLimitsTest, ALooperGivenAnExitedHelpersIdStartsAfresh) {
   EXPECT_EQ(result.completed, kChain + 4U);  // the chain, and "x" and its "y" twice
 }
 
+TEST(TierTest, EachCallCountsInTheTierOfItsCallersAndItsServersCpu) {
+  // sync-wakeup's client pinned to CPU 0 (silver) and its server's process to one CPU: every
+  // call is same core (CPU 0), same cluster (CPU 1, silver too) or cross cluster (CPU 4, gold).
+  const std::pair<int, stats::Tier> cases[] = {
+      {0, stats::Tier::kSameCore}, {1, stats::Tier::kSameCluster}, {4, stats::Tier::kCrossCluster}};
+  for (const auto& [server_cpu, tier] : cases) {
+    SCOPED_TRACE(server_cpu);
+    auto scenario = testing::scaled_scenario("sync-wakeup", 50);
+    ASSERT_EQ(scenario.processes[0].name, "server");
+    scenario.processes[0].cpuset.cpus = {server_cpu};
+    scenario.clients[0].affinity.cpus = {0};
+    const auto result = testing::run_scenario(scenario, "fifo");
+    ASSERT_EQ(result.completed, 50U);
+    std::uint64_t in_tier = 0;
+    for (const auto cls : {stats::SchedClass::kFifo, stats::SchedClass::kOther}) {
+      in_tier += result.tier(cls, tier).count();
+    }
+    EXPECT_EQ(in_tier, result.completed);
+  }
+}
+
 TEST(SimulationLimitsTest, DroppingStaleEventsChangesNothingButTheFingerprint) {
   // The scheduler's superseded completions and frequency changes, dropped from the queue at
   // every 64th event whatever its size, are events the model would have ignored: the result
