@@ -97,6 +97,23 @@ TEST(UtilEstimateTest, KeepsTheAverageWhenTheSampleCannotBeTrusted) {
   EXPECT_EQ(estimate.value(), 500);
 }
 
+TEST(UtilEstimateTest, AWaitWithinTheMarginStillMakesAFairSample) {
+  // A runnable average above the utilisation by at most the margin (1024 / 100 = 10): the
+  // task hardly waited, and the sample pulls the average down; by more, it does not
+  // (util_est_update(): skipped when enqueued + UTIL_EST_MARGIN < task_runnable()).
+  for (const int runnable : {309, 310}) {
+    UtilEstimate fair;
+    fair.on_sleep(0, sample(500));
+    fair.on_sleep(kPeriod, sample(300, runnable));
+    EXPECT_EQ(fair.ewma(), (4 * 500 + (300 - 500)) >> 2) << runnable;  // 450
+  }
+  UtilEstimate waited;
+  waited.on_sleep(0, sample(500));
+  waited.on_sleep(kPeriod, sample(300, 311));
+  EXPECT_EQ(waited.ewma(), 500);
+  EXPECT_EQ(waited.enqueued(), 300);
+}
+
 // --- in the scheduler --------------------------------------------------------------------------
 
 SchedTunables with_util_est(bool enabled, Governor governor = Governor::kPerformance) {
