@@ -4,6 +4,7 @@
 // trace's consistency over whole runs is checked by check_trace.py (trace_end_to_end).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -368,6 +369,52 @@ TEST(TracedRun, AThreadRunsOnlyWhereItsCreatorMay) {
     EXPECT_NE(line.find("[000]"), std::string::npos) << line;
   }
   EXPECT_GE(switched_in, 20);
+}
+
+TEST(TracedRun, AThreadOfATaskOutsideEveryProcessStartsInItsStepsClass) {
+  // A background task without a process creates a thread at nice 5: it is created directly in
+  // that class (sched_wakeup_new at prio 125), whatever a process's bionic setting. A client of
+  // a process that creates threads as bionic does starts its thread in its own class (prio 120)
+  // and sets the step's afterwards.
+  workload::Step work;
+  work.op = workload::Step::Op::kCompute;
+  work.amount = {workload::Quantity::Kind::kConstant, 20'000, 0};
+  workload::Step thread;
+  thread.op = workload::Step::Op::kThread;
+  thread.nice = 5;
+  thread.create_ref_ns = 1'000;
+  thread.start_ref_ns = 1'000;
+  thread.exit_ref_ns = 1'000;
+  thread.steps = std::make_shared<workload::Steps>(workload::Steps{work});
+  thread.pointer = "/background/0/iteration/0";
+  workload::Step nap;
+  nap.op = workload::Step::Op::kSleep;
+  nap.amount = {workload::Quantity::Kind::kConstant, 100'000, 0};
+  auto scenario = testing::scaled_scenario("sync-wakeup", 5);
+  workload::ClientSpec spawner;
+  spawner.name = "spawner";
+  spawner.process = -1;
+  spawner.iteration = {thread, nap};
+  scenario.background.push_back(spawner);
+  for (auto& process : scenario.processes) process.bionic_thread_creation = true;
+  ASSERT_EQ(scenario.clients.size(), 1U);
+  scenario.clients[0].iteration.insert(scenario.clients[0].iteration.begin(), thread);
+  std::string trace;
+  run_json(scenario, "fifo", &trace);
+  int direct = 0;
+  int bionic = 0;
+  for (const std::string& line : lines_of(trace)) {
+    if (line.find("sched_wakeup_new: comm=spawner:thread ") != std::string::npos) {
+      ++direct;
+      EXPECT_NE(line.find(" prio=125 "), std::string::npos) << line;
+    }
+    if (line.find("sched_wakeup_new: comm=client:thread ") != std::string::npos) {
+      ++bionic;
+      EXPECT_NE(line.find(" prio=120 "), std::string::npos) << line;
+    }
+  }
+  EXPECT_GE(direct, 1);
+  EXPECT_EQ(bionic, 5);
 }
 
 TEST(TracedRun, AWindowIsASliceOfTheWholeTrace) {
