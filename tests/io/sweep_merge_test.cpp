@@ -382,6 +382,28 @@ TEST(RunRecordTest, TheResultsInputsMustBeTheRuns) {
   EXPECT_EQ(read_record(record_text(run, result)).result.overrides, result.overrides);
 }
 
+TEST(SweepMergerTest, APooledColumnHasFinishedOnlyIfEverySeedsClientsFinished) {
+  // fifo's seed 2 stopped at its time limit with clients unfinished: the pooled fifo column
+  // says so; ctabs, whose seeds all finished, does not.
+  SweepMerger merger;
+  std::size_t index = 0;
+  for (const char* selector : {"fifo", "ctabs"}) {
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const RunSpec run = make_run(index++, selector, seed, 16);
+      stats::RunResult result = make_result(selector, seed, 2, 100'000, 0x200 + index);
+      result.clients_finished = !(std::string(selector) == "fifo" && seed == 2);
+      merger.add(read_record(record_text(run, result)), "r.json");
+    }
+  }
+  const SweepSummary summary = std::move(merger).finish();
+  ASSERT_EQ(summary.points.size(), 1u);
+  ASSERT_EQ(summary.points[0].columns.size(), 2u);
+  for (const SweepColumn& column : summary.points[0].columns) {
+    ASSERT_TRUE(column.pooled.has_value()) << column.selector;
+    EXPECT_EQ(column.pooled->clients_finished, column.selector == "ctabs") << column.selector;
+  }
+}
+
 TEST(SweepMergerTest, PoolsCallsAcrossSeedsInsteadOfAveraging) {
   // fifo's seeds make 1, 4 and 9 calls of 100, 200 and 300 us: the pooled latency histogram
   // is the one of all 14 calls (mean (100 + 800 + 2700) / 14 us, p50 300 us), not the average

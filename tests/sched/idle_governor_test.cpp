@@ -28,6 +28,12 @@ TEST(MenuGovernorTest, UntrainedGovernorFollowsTheNextTimer) {
   EXPECT_EQ(governor.predicted(), 3 * kMillisecond);
   MenuGovernor far;
   EXPECT_EQ(far.select(kStates, 5 * kMillisecond), kPowerDown);
+  // Exactly the residency away is enough (menu_select() skips a state only when its target
+  // residency exceeds the prediction); a microsecond less is not.
+  MenuGovernor exact;
+  EXPECT_EQ(exact.select(kStates, 3934 * kMicrosecond), kPowerDown);
+  MenuGovernor short_of;
+  EXPECT_EQ(short_of.select(kStates, 3933 * kMicrosecond), kWfi);
   // No timer at all: the platform's periodic timers bound the period.
   MenuGovernor none;
   EXPECT_EQ(none.select(kStates, kNever), kPowerDown);
