@@ -14,6 +14,7 @@ their namespace, file-local ones marked as such; everything outside bindersim (t
 libraries) counts as one.
 """
 
+import collections
 import re
 import sys
 
@@ -87,9 +88,9 @@ def main():
     total = sum(per_call.values())
     if total <= 0:
         fail(f"{sys.argv[2]}: expected more instructions than in {sys.argv[1]}, found no more")
-    by_component = {}
+    by_component = collections.Counter()
     for name, value in per_call.items():
-        by_component[component(name)] = by_component.get(component(name), 0) + value
+        by_component[component(name)] += value
     # Sorted by size, then by name: the same profile prints the same table.
     components = sorted(by_component.items(), key=lambda item: (-item[1], item[0]))
     shown = [(name, value) for name, value in components if value >= 0.005 * total]
