@@ -6,6 +6,9 @@
 // prime 7 (1024).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "bindersim/sched/placement.hpp"
@@ -27,28 +30,42 @@ SchedTunables with_misfit(bool enabled) {
 class MisfitTest : public ::testing::Test, public SchedHarness {
  protected:
   explicit MisfitTest(bool enabled = true, const std::string& placement = "mainline",
-                      IdleStates idle_states = IdleStates::kWfiOnly)
-      : SchedHarness(with_misfit(enabled), placement, idle_states) {}
+                      IdleStates idle_states = IdleStates::kWfiOnly,
+                      const std::function<void(nlohmann::json&)>& topology_edit = nullptr)
+      : SchedHarness(with_misfit(enabled), placement, idle_states, topology_edit) {}
 
   SimTime tick() const { return sched_.tunables().tick_ns; }
-  // A fair task that may run anywhere, started on silver CPU 1 with `work_ref_ns` of work.
-  int hog_on_cpu1(std::int64_t work_ref_ns = 10'000 * kMillisecond) {
-    const int tid = spawn(fair_params("hog", 0, only(1)), work_ref_ns, 1);
+  // A fair task that may run anywhere, started on `cpu` with `work_ref_ns` of work.
+  int hog_on(int cpu, std::int64_t work_ref_ns = 10'000 * kMillisecond) {
+    const int tid = spawn(fair_params("hog", 0, only(cpu)), work_ref_ns, cpu);
     sched_.task_for_update(tid).params.affinity = 0;
     return tid;
   }
-  // Whether the task's utilisation fits CPU 1 with the kernel's margin.
-  bool fits_cpu1(int tid) const {
-    return MainlinePlacement::fits_capacity(sched_.task_util(tid), sched_.capacity_of(1));
+  int hog_on_cpu1(std::int64_t work_ref_ns = 10'000 * kMillisecond) {
+    return hog_on(1, work_ref_ns);
   }
-  // Runs tick by tick until the task stops fitting CPU 1; returns that tick's time.
-  SimTime run_until_misfit(int tid) {
-    SimTime at = 0;
-    while (fits_cpu1(tid) && at < 500 * kMillisecond) {
+  // Whether the task's utilisation fits `cpu` with the kernel's margin.
+  bool fits_cpu(int tid, int cpu) const {
+    return MainlinePlacement::fits_capacity(sched_.task_util(tid), sched_.capacity_of(cpu));
+  }
+  bool fits_cpu1(int tid) const { return fits_cpu(tid, 1); }
+  // Runs tick by tick until the task stops fitting `cpu`; returns that tick's time.
+  SimTime run_until_misfit(int tid, int cpu = 1) {
+    SimTime at = now() / tick() * tick();
+    while (fits_cpu(tid, cpu) && at < 500 * kMillisecond) {
       at += tick();
       run_until(at - 1);
     }
     return at;
+  }
+  // Gives gold CPU 5 eight idle periods (as many as the new-idle balance averages) of about
+  // `idle` each: a task pinned there is woken every `idle`, runs 20 us and sleeps again.
+  void gold5_idle_periods(SimTime idle) {
+    const int tid = sleeper(kGold0 + 1, fair_params("periodic"), only(kGold0 + 1));
+    for (int i = 0; i < 8; ++i) {
+      wake(tid, from_cpu(kGold0 + 1), 20 * kMicrosecond);
+      run_for(idle);
+    }
   }
   // Every gold and prime CPU busy, a hog on CPU 1 just marked misfit at a tick (no CPU of more
   // capacity idle to kick), and gold CPU 5's task set to exit half a tick later. Returns the
@@ -198,6 +215,92 @@ TEST_F(MisfitTest, ATaskThatBecameRtIsNotMoved) {
   EXPECT_EQ(sched_.task(hog).cpu, 1);
   EXPECT_EQ(sched_.rq(1).curr, hog);
   EXPECT_EQ(sched_.misfit_migrations(), 0U);
+}
+
+TEST_F(MisfitTest, ACpuWhoseIdlePeriodsAreShortDoesNotPullTheMisfitTaskWhenGoingIdle) {
+  // newidle_balance(): a CPU whose idle periods are short on average (avg_idle below
+  // sysctl_sched_migration_cost, 500 us) does not balance when it goes idle, so it does not
+  // queue the active balance of a misfit task either. Gold CPU 5 has idled about 150 us at a
+  // time: when its task ends it stays idle, and the misfit task waits for the next tick of its
+  // CPU, whose idle-balance kick moves it there.
+  gold5_idle_periods(150 * kMicrosecond);
+  const auto [hog, end_at] = misfit_hog_while_gold5_ends();
+  run_until(end_at + 10 * kMicrosecond);
+  EXPECT_EQ(sched_.task(hog).cpu, 1);
+  EXPECT_EQ(sched_.rq(1).curr, hog);
+  EXPECT_EQ(sched_.rq(kGold0 + 1).curr, -1);
+  EXPECT_EQ(sched_.misfit_migrations(), 0U);
+  const SimTime next_tick = (end_at / tick() + 1) * tick();
+  run_until(next_tick + 10 * kMicrosecond);
+  EXPECT_EQ(sched_.task(hog).cpu, kGold0 + 1);
+  EXPECT_EQ(sched_.misfit_migrations(), 1U);
+}
+
+TEST_F(MisfitTest, ACpuWhoseIdlePeriodsAreLongPullsTheMisfitTaskWhenGoingIdle) {
+  // The same with gold CPU 5 idling about 2 ms at a time (avg_idle above the migration cost):
+  // going idle, it pulls the misfit task at once, before any tick of CPU 1.
+  gold5_idle_periods(2 * kMillisecond);
+  const auto [hog, end_at] = misfit_hog_while_gold5_ends();
+  run_until(end_at);
+  EXPECT_EQ(sched_.task(hog).cpu, kGold0 + 1);
+  EXPECT_EQ(sched_.misfit_migrations(), 1U);
+  EXPECT_EQ(sched_.rq(1).curr, -1);
+}
+
+// The SA8155P with the prime core's capacity per MHz changed so that its capacity is `ratio`
+// times the gold cores' (the prime core stays the largest, 1024; gold becomes 1024 / ratio).
+std::function<void(nlohmann::json&)> prime_over_gold(double ratio) {
+  return [ratio](nlohmann::json& doc) {
+    const nlohmann::json& gold = doc.at("clusters").at(1);
+    nlohmann::json& prime = doc.at("clusters").at(2);
+    const double gold_dmips_khz =
+        gold.at("capacity_dmips_mhz").get<double>() * gold.at("max_freq_khz").get<double>();
+    prime["capacity_dmips_mhz"] =
+        std::lround(ratio * gold_dmips_khz / prime.at("max_freq_khz").get<double>());
+  };
+}
+
+// Prime only 3% above gold: less than capacity_greater()'s 5% margin.
+class PrimeBarelyAboveGoldTest : public MisfitTest {
+ protected:
+  PrimeBarelyAboveGoldTest()
+      : MisfitTest(true, "mainline", IdleStates::kWfiOnly, prime_over_gold(1.03)) {}
+};
+
+// Prime 10% above gold: clearly more.
+class PrimeClearlyAboveGoldTest : public MisfitTest {
+ protected:
+  PrimeClearlyAboveGoldTest()
+      : MisfitTest(true, "mainline", IdleStates::kWfiOnly, prime_over_gold(1.10)) {}
+};
+
+TEST_F(PrimeBarelyAboveGoldTest, AMisfitTaskIsNotMovedToACpuLessThanFivePercentLarger) {
+  // capacity_greater() (update_sd_pick_busiest() of a misfit group): the CPU taking a misfit
+  // task must have more than 5% more capacity. A task outgrowing gold CPU 4 stays there
+  // although the prime core is idle and a little larger.
+  ASSERT_GT(topology_.capacity(kPrime), topology_.capacity(kGold0));
+  ASSERT_LT(topology_.capacity(kPrime) * 100, topology_.capacity(kGold0) * 105);
+  const int hog = hog_on(kGold0);
+  const SimTime misfit_tick = run_until_misfit(hog, kGold0);
+  ASSERT_LT(misfit_tick, 500 * kMillisecond);
+  run_until(misfit_tick + 10 * tick());
+  EXPECT_FALSE(fits_cpu(hog, kGold0));
+  EXPECT_TRUE(sched_.rq(kGold0).misfit);
+  EXPECT_EQ(sched_.rq(kGold0).curr, hog);
+  EXPECT_EQ(sched_.rq(kPrime).curr, -1);
+  EXPECT_EQ(sched_.misfit_migrations(), 0U);
+}
+
+TEST_F(PrimeClearlyAboveGoldTest, AMisfitTaskIsMovedToACpuClearlyLarger) {
+  // With the prime core 10% larger than gold, the tick that finds the task misfit on gold CPU
+  // 4 kicks the idle balance, and the idle prime core takes it.
+  ASSERT_GT(topology_.capacity(kPrime) * 100, topology_.capacity(kGold0) * 105);
+  const int hog = hog_on(kGold0);
+  const SimTime misfit_tick = run_until_misfit(hog, kGold0);
+  ASSERT_LT(misfit_tick, 500 * kMillisecond);
+  run_until(misfit_tick + 10 * kMicrosecond);
+  EXPECT_EQ(sched_.task(hog).cpu, kPrime);
+  EXPECT_EQ(sched_.misfit_migrations(), 1U);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bindersim/common/error.hpp"
@@ -201,6 +202,48 @@ TEST_F(SymmetricPlacementTest, SelectIdleSiblingScansTheLlcFromTargetForAnyIdleC
   EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 1, 2), 0);  // 4-7 not allowed: wraps to 0
   busy({0});
   EXPECT_EQ(MP::select_idle_sibling(sched_, tid, 1, 2), 2);  // none idle: target
+}
+
+// The SA8155P with no cache common to its two sides: the DynamIQ L3 and the system cache
+// (LLCC) each split into one for silver 0-3 and one for gold and prime 4-7, as on a SoC whose
+// clusters have last-level caches of their own and no cache behind them.
+void split_caches(nlohmann::json& doc) {
+  nlohmann::json split = nlohmann::json::array();
+  for (const nlohmann::json& cache : doc.at("shared_caches")) {
+    for (const auto& [side, cpus] : {std::pair{"-silver", std::vector<int>{0, 1, 2, 3}},
+                                     std::pair{"-big", std::vector<int>{4, 5, 6, 7}}}) {
+      nlohmann::json half = cache;
+      half["name"] = cache.at("name").get<std::string>() + side;
+      half["cpus"] = cpus;
+      split.push_back(half);
+    }
+  }
+  doc["shared_caches"] = split;
+}
+
+class SplitCachePlacementTest : public ::testing::Test, public SchedHarness {
+ protected:
+  SplitCachePlacementTest()
+      : SchedHarness(android_rt_clamp(), "mainline", IdleStates::kWfiOnly, split_caches) {}
+};
+
+TEST_F(SplitCachePlacementTest, SelectIdleSiblingTakesAnIdlePrevOnlyIfItSharesACacheWithTarget) {
+  // select_idle_sibling(): with target busy, an idle prev is taken only when
+  // cpus_share_cache(prev, target). A task that last ran on silver CPU 1, woken towards busy
+  // gold CPU 5, does not go back to CPU 1 (idle, but sharing no cache with CPU 5): the scan
+  // from target finds idle CPU 6. A task that last ran on gold CPU 4, beside CPU 5, goes back
+  // there.
+  ASSERT_FALSE(topology_.shares_cache(1, 5));
+  ASSERT_TRUE(topology_.shares_cache(4, 5));
+  const int far = sleeper(1);
+  const int near = sleeper(4);
+  busy({5});
+  ASSERT_TRUE(sched_.available_idle_cpu(1));
+  ASSERT_TRUE(sched_.available_idle_cpu(4));
+  sched_.task_for_update(far).recent_used_cpu = -1;
+  EXPECT_EQ(MP::select_idle_sibling(sched_, far, /*prev*/ 1, /*target*/ 5), 6);
+  sched_.task_for_update(near).recent_used_cpu = -1;
+  EXPECT_EQ(MP::select_idle_sibling(sched_, near, /*prev*/ 4, /*target*/ 5), 4);
 }
 
 // --- select_idle_capacity ------------------------------------------------------------------
