@@ -420,6 +420,46 @@ TEST_F(SchedTest, ASliceEndsSoonerWhenTasksJoinTheQueue) {
   EXPECT_LE(left_at, 8 * kMillisecond + kMillisecond / 2);
 }
 
+// When the running nice-0 task loses the CPU (-1: not by 40 ms): another nice-0 task joins its
+// CPU at 0.5 ms, is made nice 19 at 1 ms (the running task's ideal slice grows from 12 ms to
+// almost the whole 24 ms period, after its first slice check was armed for 12 ms) and is given
+// a vruntime `lag` behind the running task's.
+SimTime left_cpu_with_waiter_behind_by(SchedHarness& h, Scheduler& sched, SimTime lag) {
+  const int cpu = 4;
+  const int running = h.occupy(cpu, fair_params("running"));
+  h.run_until(kMillisecond / 2);
+  const int waiter = h.occupy(cpu, fair_params("waiter"));
+  h.run_until(kMillisecond);
+  EXPECT_EQ(sched.rq(cpu).curr, running);
+  sched.set_attributes(waiter, Policy::kNormal, 19, 0);
+  sched.add_overhead(running, 0);  // brings the running task's vruntime up to now
+  sched.task_for_update(waiter).vruntime = sched.task(running).vruntime - lag;
+  const auto samples = h.sample_curr(cpu, kMillisecond, 40 * kMillisecond, kMillisecond / 2);
+  h.run_until(40 * kMillisecond);
+  for (const auto& sample : *samples) {
+    if (sample.curr != running) return sample.time;
+  }
+  return -1;
+}
+
+TEST_F(SchedTest, TickPreemptsARunningTaskWhoseVruntimeLeadsTheWaitingOneByMoreThanItsSlice) {
+  // check_preempt_tick(): once the running task has run longer than the minimum granularity,
+  // it is also preempted when its vruntime exceeds the leftmost waiting task's by more than
+  // its ideal slice, before that slice is over. Behind by 30 ms, the waiter takes the CPU at
+  // the slice check armed for the 12 ms slice; behind by 1 ms (the lead, growing with the
+  // running task's vruntime, stays under the grown slice), the running task keeps the CPU until
+  // its grown slice is over.
+  const SchedTunables& tunables = sched_.tunables();
+  const SimTime grown_slice =
+      tunables.sched_latency_ns * nice_to_weight(0) / (nice_to_weight(0) + nice_to_weight(19));
+  const SimTime far_behind = left_cpu_with_waiter_behind_by(*this, sched_, 30 * kMillisecond);
+  EXPECT_GT(far_behind, 0);
+  EXPECT_LE(far_behind, tunables.sched_latency_ns / 2 + tunables.tick_ns + kMillisecond / 2);
+  SchedHarness other;
+  const SimTime near = left_cpu_with_waiter_behind_by(other, other.sched(), kMillisecond);
+  EXPECT_GT(near, grown_slice);
+}
+
 TEST_F(SchedTest, WakingSleeperGetsAtMostHalfALatencyOfCredit) {
   // place_entity(): a task waking after a long sleep is placed at most sched_latency / 2
   // behind the CPU's current min_vruntime (which follows the running task), so the running
@@ -818,6 +858,26 @@ TEST_F(SchedTest, MigrationsAndContextSwitchesAreCounted) {
   EXPECT_EQ(sched_.context_switches(), 6U);
 }
 
+TEST_F(SchedTest, AMigratingTaskTakesItsLoadFromTheSourceCpuToTheDestination) {
+  // detach_entity_load_avg() / attach_entity_load_avg(): a fair task's load stays attached to
+  // its CPU while it sleeps; when a wakeup places it on another CPU, the source CPU's load
+  // loses exactly the task's load and the destination gains it.
+  const int tid = occupy(kGold0, fair_params("mover"), 50 * kMillisecond);
+  run_until(60 * kMillisecond);
+  ASSERT_EQ(sched_.task(tid).state, TaskState::kSleeping);
+  const int dest = kGold0 + 1;
+  sched_.task_for_update(tid).params.affinity = only(dest);
+  const double load = sched_.task_load(tid);
+  const double source_before = sched_.cpu_load(kGold0);
+  const double dest_before = sched_.cpu_load(dest);
+  ASSERT_GT(load, 100.0);
+  ASSERT_NEAR(source_before, load, 1e-6);  // the only task that ran there
+  wake(tid, WakeContext{});
+  ASSERT_EQ(sched_.task(tid).cpu, dest);
+  EXPECT_NEAR(sched_.cpu_load(kGold0), source_before - load, 1e-6);
+  EXPECT_NEAR(sched_.cpu_load(dest), dest_before + load, 1e-6);
+}
+
 TEST_F(SchedTest, ProcessCountersCountOnlyThreadsOfProcesses) {
   // simpleperf stat of a command counts its own threads; -a counts every task. A thread of a
   // process (TaskParams::process set) counts in both; a task without one only system-wide.
@@ -1027,6 +1087,50 @@ TEST_F(NewIdleTest, IdleCpuPullsTheWaitingFairTaskOfABusyCpuInItsCluster) {
   EXPECT_EQ(sched_.newidle_pulls(), 1U);
   EXPECT_EQ(sched_.migrations(), migrations + 1);
   EXPECT_EQ(sched_.rq(1).curr, hog);
+}
+
+// CPU 0 runs a pinned task briefly at 0 and then every `gap` (its idle periods a little shorter
+// than `gap`; eight of them fill its idle history); before one more run, just after a tick, a
+// fair task is queued behind a hog on CPU 1. Returns the waiting task once CPU 0 has gone idle
+// again, before the next tick.
+int runs_then_waiter(SchedHarness& h, Scheduler& sched, SimTime gap) {
+  const SimTime tick = sched.tunables().tick_ns;
+  const int hog = h.occupy(1, fair_params("hog"));
+  const int runner = h.occupy(0, fair_params("runner"), 10 * kMicrosecond);
+  SimTime at = 0;
+  for (int i = 0; i < 8; ++i) {
+    at += gap;
+    h.at(at, [&h, runner] { h.wake(runner, WakeContext{}); });
+  }
+  // The last run starts just after a tick, so that CPU 0 goes idle well before the next one.
+  const SimTime last = (at + gap + tick - 1) / tick * tick + 100 * kMicrosecond;
+  h.run_until(last - 1);
+  EXPECT_EQ(sched.task(runner).state, TaskState::kSleeping);
+  EXPECT_EQ(sched.rq(1).curr, hog);
+  const int waiter = queue_behind(h, sched, 1, fair_params("waiter"), kMillisecond);
+  h.run_until(last);
+  h.wake(runner, WakeContext{});
+  h.run_until(last + tick / 2);
+  EXPECT_EQ(sched.task(runner).state, TaskState::kSleeping);
+  return waiter;
+}
+
+TEST_F(NewIdleTest, AnIdleCpuWhoseIdlePeriodsAreShortPullsNothing) {
+  // newidle_balance(): when this CPU's average idle period is below the migration cost, the
+  // mainline placement does not balance as it goes idle (the pull would cost more than the
+  // idle time it saves). With idle periods under 100 us CPU 0 goes idle and the waiter stays
+  // on CPU 1; with idle periods of about 2 ms it pulls the waiter.
+  const SimTime migration_cost = sched_.tunables().migration_cost_ns;
+  const int kept = runs_then_waiter(*this, sched_, migration_cost / 5);
+  EXPECT_EQ(sched_.task(kept).cpu, 1);
+  EXPECT_EQ(sched_.task(kept).state, TaskState::kRunnable);
+  EXPECT_EQ(sched_.newidle_pulls(), 0U);
+  EXPECT_LT(sched_.rq(0).curr, 0);
+
+  SchedHarness other;
+  const int pulled = runs_then_waiter(other, other.sched(), 4 * migration_cost);
+  EXPECT_EQ(other.sched().task(pulled).cpu, 0);
+  EXPECT_EQ(other.sched().newidle_pulls(), 1U);
 }
 
 // Load balancing switched off (`kernel.newidle_balance` and `kernel.periodic_balance` false).
