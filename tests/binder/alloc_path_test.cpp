@@ -229,9 +229,10 @@ TEST(AllocPathTest, ShrinkerReclaimsFreedPagesAndTheNextCallInstallsThemAgain) {
 // Two clients call the server one after the other, the second while the server's looper frees
 // the first's request, under memory pressure (a scan every millisecond) or not, on the shipped
 // topology or, with `hold_ref_ns`, on one whose allocator holds last that long (send and free
-// paths' locked parts; each path keeps 500 us of other work). Runs to 40 ms.
+// paths' locked parts; each path keeps 500 us of other work). Runs to 40 ms unless `run` is
+// false (the test runs it).
 struct HeldLocks {
-  HeldLocks(std::optional<SimTime> hold_ref_ns, bool pressure)
+  HeldLocks(std::optional<SimTime> hold_ref_ns, bool pressure, bool run = true)
       : h("fifo", options(pressure), [hold_ref_ns](nlohmann::json& doc) {
           if (!hold_ref_ns) return;
           nlohmann::json& costs = doc.at("costs");
@@ -240,9 +241,9 @@ struct HeldLocks {
           costs["binder_send_ref_ns"] = *hold_ref_ns + 500 * kMicrosecond;
           costs["binder_free_ref_ns"] = *hold_ref_ns + 500 * kMicrosecond;
         }) {
-    const int server = h.add_server("server", 0);
+    server = h.add_server("server", 0);
     h.pin_loopers("server", {kGold1});
-    const int clients = h.add_client_process();
+    clients = h.add_client_process();
     first = h.add_thread(clients, "first", kGold0);
     second = h.add_thread(clients, "second", 6);
     h.call_at(first, 100 * kMicrosecond, server, 10 * kMicrosecond);
@@ -250,6 +251,7 @@ struct HeldLocks {
     // gold CPUs: the second call's allocation waits for the free and then holds the lock, the
     // freed request page on the server's LRU, for about 3.5 ms.
     h.call_at(second, 11 * kMillisecond, server, 10 * kMicrosecond);
+    if (!run) return;
     h.run_until(40 * kMillisecond);
     EXPECT_EQ(h.user.replies().size(), 2U);
   }
@@ -259,6 +261,8 @@ struct HeldLocks {
     return options;
   }
   DriverHarness h;
+  int server = -1;
+  int clients = -1;  // the two clients' process
   int first = -1;
   int second = -1;
 };
@@ -275,6 +279,38 @@ TEST(AllocPathTest, TheShrinkerSkipsAPageWhoseAllocatorLockIsHeldAndTakesTheOthe
   const stats::AllocatorStats brief = HeldLocks(std::nullopt, true).h.driver.allocator_stats();
   EXPECT_EQ(brief.shrinker_skips, 0U);
   EXPECT_GE(brief.pages_reclaimed, 1U);
+}
+
+TEST(AllocPathTest, AfterSkippingALockedPageTheShrinkerGoesOnToTheNextPageInTheSameScan) {
+  // __list_lru_walk_one(): a page skipped because its allocator's trylock fails (LRU_SKIP)
+  // stays where it is and the walk goes on from it to the next page of the LRU; only a page
+  // taken sends the walk back to the head. The second call's allocation holds the server's
+  // lock while the server's freed request page heads the LRU, the client's reply page (freed
+  // after it) behind it: the first scan that skips the server's page reclaims the client's
+  // page while the server's lock is still held.
+  HeldLocks run(3 * kMillisecond, true, /*run=*/false);
+  DriverHarness& h = run.h;
+  SimTime t = 0;
+  while (h.driver.allocator_stats().shrinker_skips == 0 && t < 40 * kMillisecond) {
+    t += 100 * kMicrosecond;
+    h.run_until(t);
+  }
+  const KernelLocks& locks = h.driver.locks();
+  const int holder = locks.owner(h.driver.alloc_lock(run.server));
+  ASSERT_GE(holder, 0);
+  ASSERT_NE(holder, h.driver.shrinker_tid());
+  const auto skipped = h.driver.allocator(run.server).oldest_lru_page();
+  const auto behind = h.driver.allocator(run.clients).oldest_lru_page();
+  ASSERT_TRUE(skipped.has_value());
+  ASSERT_TRUE(behind.has_value());
+  ASSERT_LT(skipped->stamp, behind->stamp);
+  EXPECT_EQ(h.driver.allocator_stats().pages_reclaimed, 0U);
+  // The page reclaim takes well under a millisecond (the next scan's interval).
+  h.run_until(t + kMillisecond / 2);
+  EXPECT_EQ(locks.owner(h.driver.alloc_lock(run.server)), holder);
+  EXPECT_EQ(h.driver.allocator(run.server).lru_pages(), 1);
+  EXPECT_EQ(h.driver.allocator(run.clients).lru_pages(), 0);
+  EXPECT_EQ(h.driver.allocator_stats().pages_reclaimed, 1U);
 }
 
 TEST(AllocPathTest, ACallThatWaitsForTheAllocatorLockCountsTheWaitAsLockWait) {

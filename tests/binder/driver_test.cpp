@@ -522,6 +522,34 @@ TEST(DriverTest, OnewaySenderReturnsAtOnceAndASecondOnewayIsParked) {
   EXPECT_GE(oneways[1].time, first_freed);
 }
 
+TEST(DriverTest, ParkedOnewaysAreDeliveredInTheOrderTheyWereSent) {
+  // binder_free_buf(): when the oneway in flight is freed, the head of node->async_todo (a
+  // FIFO list) moves to the process's todo. Three oneways sent back to back to one node: the
+  // first is delivered at once, the other two are parked, and the server receives all three in
+  // the order they were sent.
+  DriverHarness h("fifo");
+  h.pin_loopers("srv", {5});
+  const int srv = h.add_server("srv", 0);
+  const int clients = h.add_client_process();
+  const int a = h.add_thread(clients, "a", 4);
+  h.user.start_at(a, 10 * kUs);
+  const std::vector<std::int64_t> sent = {1 * kMs, 1 * kMs + 1, 1 * kMs + 2};
+  for (const std::int64_t cookie : sent) h.oneway_next(a, srv, cookie);
+  h.user.then(a, [&](int tid) { h.driver.wait_user(tid); });
+  h.run_until(20 * kMs);
+
+  EXPECT_EQ(h.driver.counters().oneway, 3U);
+  EXPECT_EQ(h.driver.counters().oneway_parked, 2U);
+  std::vector<std::uint64_t> delivered;
+  for (const auto& r : h.user.received()) {
+    if (r.oneway) delivered.push_back(r.cookie);
+  }
+  ASSERT_EQ(delivered.size(), sent.size());
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_EQ(delivered[i], static_cast<std::uint64_t>(sent[i])) << "delivery " << i;
+  }
+}
+
 TEST(DriverTest, NestedCallGoesToTheWaitingCallerThread) {
   // Kernel rule (1.3.2): server A, handling a call from client C of process P, calls back into
   // P; the chain contains C, so C's thread gets the call directly (no selection), not a looper
