@@ -10,6 +10,7 @@
 #include "bindersim/common/error.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "output_file.hpp"
 
 namespace bindersim::cli {
 
@@ -92,6 +93,8 @@ int main(int argc, char** argv) {
   // A reader that closes its end (`| head`) makes writes fail instead of killing the process:
   // finish_output() then exits 2 with its one line, as for any failed write.
   std::signal(SIGPIPE, SIG_IGN);
+  // An interrupted command leaves no temporary file behind.
+  bindersim::cli::remove_temporaries_on_interrupt();
   try {
     return bindersim::cli::finish_output(
         bindersim::cli::dispatch(std::vector<std::string>(argv + 1, argv + argc)));

@@ -1,16 +1,82 @@
 #include "output_file.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
+#include <system_error>
+#include <thread>
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
 
 namespace bindersim::cli {
+namespace {
+
+// The temporaries to remove on an interrupt. Never destroyed: the interrupt thread may use it
+// while the process exits.
+struct Temporaries {
+  std::mutex mutex;
+  std::multiset<std::string> paths;
+};
+Temporaries& temporaries() {
+  static auto* const instance = new Temporaries;
+  return *instance;
+}
+
+}  // namespace
+
+void remove_temporaries_on_interrupt() {
+  sigset_t taken;
+  sigemptyset(&taken);
+  int count = 0;
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction current {};
+    if (sigaction(signal, nullptr, &current) == 0 && current.sa_handler != SIG_IGN) {
+      sigaddset(&taken, signal);
+      ++count;
+    }
+  }
+  if (count == 0) return;
+  if (pthread_sigmask(SIG_BLOCK, &taken, nullptr) != 0) return;
+  const auto take = [taken] {
+    int signal = 0;
+    if (sigwait(&taken, &signal) != 0) return;
+    // Held until the process ends: no temporary can be named, and so none created, after
+    // this removal.
+    temporaries().mutex.lock();
+    for (const std::string& path : temporaries().paths) ::unlink(path.c_str());
+    std::signal(signal, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, signal);
+    pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+    std::raise(signal);
+    std::_Exit(128 + signal);  // not reached: the default action ends the process
+  };
+  try {
+    std::thread(take).detach();
+  } catch (const std::system_error&) {
+    pthread_sigmask(SIG_UNBLOCK, &taken, nullptr);  // no thread: the signals act as before
+  }
+}
+
+RemovedIfInterrupted::RemovedIfInterrupted(std::string path) : path_(std::move(path)) {
+  const std::lock_guard<std::mutex> lock(temporaries().mutex);
+  temporaries().paths.insert(path_);
+}
+
+RemovedIfInterrupted::~RemovedIfInterrupted() {
+  const std::lock_guard<std::mutex> lock(temporaries().mutex);
+  temporaries().paths.erase(temporaries().paths.find(path_));
+}
 
 std::string temporary_path(const std::string& path) {
   static std::atomic<std::uint64_t> next{0};
@@ -47,6 +113,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     return;
   }
   const std::string temporary = temporary_path(path);
+  const RemovedIfInterrupted removed_if_interrupted(temporary);
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     if (!file) throw ConfigError(path + ": cannot write file");

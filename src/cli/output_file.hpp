@@ -13,6 +13,27 @@ namespace bindersim::cli {
 // temporary.
 std::string temporary_path(const std::string& path);
 
+// Sets up the removal of temporary files when the process is interrupted: SIGINT, SIGTERM and
+// SIGHUP (each unless ignored at start, as by nohup or for a shell's background job) are taken
+// by a thread of their own, which removes every file a RemovedIfInterrupted names and then ends
+// the process by the same signal, as its default action would have. Call it first thing in
+// main(), before any other thread starts: threads started later inherit the blocked signals.
+void remove_temporaries_on_interrupt();
+
+// While it lives, `path` (a temporary: unique to this process, see temporary_path()) is removed
+// if the process is interrupted. Create it before the file: a file created afterwards cannot
+// escape the removal. Removing a name that is gone already (renamed into place) does nothing.
+class RemovedIfInterrupted {
+ public:
+  explicit RemovedIfInterrupted(std::string path);
+  ~RemovedIfInterrupted();
+  RemovedIfInterrupted(const RemovedIfInterrupted&) = delete;
+  RemovedIfInterrupted& operator=(const RemovedIfInterrupted&) = delete;
+
+ private:
+  std::string path_;
+};
+
 // Writes `content` to a temporary file beside `path` (temporary_path()), then renames it over
 // `path`, so that a reader never sees a partial file. Failure is a ConfigError naming the path.
 void write_file_atomically(const std::string& path, const std::string& content);

@@ -64,6 +64,7 @@ class StreamedFile {
     direct_ =
         !error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
     temporary_ = direct_ ? path_ : temporary_path(path_);
+    if (!direct_) removed_if_interrupted_.emplace(temporary_);
     stream_.open(temporary_, std::ios::binary | std::ios::trunc);
     if (!stream_) throw ConfigError(path_ + ": cannot write file");
   }
@@ -114,6 +115,7 @@ class StreamedFile {
   bool direct_ = false;  // writing to a device or FIFO in place
   bool finished_ = false;
   bool committed_ = false;
+  std::optional<RemovedIfInterrupted> removed_if_interrupted_;  // the temporary's
 };
 
 // Draws a run's progress: simulated time, calls done (of those expected), rate and ETA.

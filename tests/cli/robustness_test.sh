@@ -34,7 +34,6 @@ expect_bad() {
   fi
 }
 
-# absent NAME PATH...: none of PATH exists.
 # absent NAME PATH...: neither a PATH nor a temporary of it (PATH.<pid>-<n>.tmp) exists.
 absent() {
   local name=$1 path
@@ -133,6 +132,59 @@ if [[ $rc -eq 0 ]] && grep -q '"schema"' "$long_name"; then
 else
   fail "run --out a 251-byte file name" "exit $rc: $(cat "$TMP/err")"
 fi
+
+# await_temporaries PATH...: waits (up to 20 s) until each PATH has a temporary.
+await_temporaries() {
+  local path
+  for path in "$@"; do
+    for ((i = 0; i < 400; i++)); do
+      compgen -G "$path.*.tmp" >/dev/null && break
+      sleep 0.05
+    done
+  done
+}
+# An interrupted run (Ctrl-C, kill, a closed terminal) leaves neither output nor temporary.
+# interrupted SIGNAL: starts a long run with --out and --trace, sends SIGNAL once both
+# temporaries exist, and sets $rc to the run's exit status. The shell runs with job control
+# (set -m), as an interactive one does: otherwise its background job would ignore SIGINT.
+interrupted() {
+  local signal=$1
+  (
+    set -m
+    "$BIN" run binder-throughput --set 'clients.*.iterations=1000000' --out stopped.json \
+      --trace stopped.trace >/dev/null 2>"$TMP/err" &
+    pid=$!
+    await_temporaries stopped.json stopped.trace
+    kill "-$signal" "$pid"
+    wait "$pid"
+  ) 2>/dev/null  # the shell's note of the job's end
+  rc=$?
+}
+for signal in INT TERM HUP; do
+  interrupted "$signal"
+  expected=$((128 + $(kill -l "$signal")))
+  if [[ $rc -ne $expected ]]; then
+    fail "a run stopped by SIG$signal" "exit $rc, expected $expected: $(head -c 300 "$TMP/err")"
+  else
+    absent "a run stopped by SIG$signal leaves no file" stopped.json stopped.trace
+  fi
+done
+# A signal ignored from the start stays ignored (nohup, a script's background job: without job
+# control, the shell starts it with SIGINT ignored).
+"$BIN" run binder-throughput --set 'clients.*.iterations=1000000' --out ignored.json \
+  >/dev/null 2>&1 &
+pid=$!
+await_temporaries ignored.json
+kill -INT "$pid"
+sleep 0.5
+if kill -0 "$pid" 2>/dev/null; then
+  pass "a run started with SIGINT ignored goes on after SIGINT"
+else
+  fail "a run started with SIGINT ignored goes on after SIGINT"
+fi
+kill -TERM "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+absent "a run so stopped by SIGTERM leaves no file" ignored.json
 
 # A reader that has closed its end of the pipe: exit 2 and the line saying so (after expand's
 # count), not SIGPIPE's 141.
