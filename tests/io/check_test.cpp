@@ -508,6 +508,23 @@ TEST(CheckTest, CountersAreComparedPerCompletedCall) {
             (std::vector<std::string>{"counters.cpu_cycles"}));
 }
 
+TEST(CheckTest, ASingleCallRunIsComparedPerCallToo) {
+  // A count per call divides by the completed calls, one included (only a run with none
+  // divides by one instead): 100 cycles over 1 call is 200 over 2.
+  json baseline = document_of(schd_dbg_like());
+  baseline["transactions"]["completed"] = 1;
+  baseline["counters"]["cpu_cycles"] = 100;
+  json result = baseline;
+  result["transactions"]["completed"] = 2;
+  result["counters"]["cpu_cycles"] = 200;
+  const Tolerances any_count = tolerances_from(
+      R"({"schema": "bindersim.tolerances/1", "tolerances": {"transactions.completed": null}})");
+  const CheckReport report = check(result, baseline, any_count);
+  EXPECT_EQ(status_of(report, "counters.cpu_cycles"), CheckStatus::kOk);
+  EXPECT_EQ(report.find("counters.cpu_cycles")->baseline_text, "100.000/call");
+  EXPECT_EQ(report.find("counters.cpu_cycles")->result_text, "100.000/call");
+}
+
 TEST(CheckTest, NamesMustMatchButTheSeedMayDiffer) {
   // Another selector is another configuration: its row fails. Another seed is only shown.
   const json baseline = document_of(schd_dbg_like());
@@ -588,6 +605,28 @@ TEST(CheckTest, TheRunsInputsMustMatchWhereBothRecordThem) {
   EXPECT_EQ(failed_metrics(relaxed), (std::vector<std::string>{"topology_hash"}));
   EXPECT_EQ(status_of(relaxed, "overrides"), CheckStatus::kReported);
   EXPECT_EQ(relaxed.find("overrides")->result_text, row->result_text);
+}
+
+// An input recorded on one side only is shown, not gated, whichever side lacks it (a result or
+// a baseline written before results recorded it).
+TEST(CheckTest, AnInputRecordedOnOneSideOnlyIsShownNotGated) {
+  const json recorded = document_of(schd_dbg_like());
+  json unrecorded = recorded;
+  unrecorded["provenance"].erase("scenario_hash");
+
+  const CheckReport old_result = check(unrecorded, recorded);
+  EXPECT_TRUE(old_result.passed());
+  EXPECT_TRUE(failed_metrics(old_result).empty());
+  EXPECT_EQ(status_of(old_result, "scenario_hash"), CheckStatus::kReported);
+  EXPECT_EQ(old_result.find("scenario_hash")->baseline_text, "6dc37089a67cc7c6");
+  EXPECT_EQ(old_result.find("scenario_hash")->result_text, "(not recorded)");
+
+  const CheckReport old_baseline = check(recorded, unrecorded);
+  EXPECT_TRUE(old_baseline.passed());
+  EXPECT_TRUE(failed_metrics(old_baseline).empty());
+  EXPECT_EQ(status_of(old_baseline, "scenario_hash"), CheckStatus::kReported);
+  EXPECT_EQ(old_baseline.find("scenario_hash")->baseline_text, "(not recorded)");
+  EXPECT_EQ(old_baseline.find("scenario_hash")->result_text, "6dc37089a67cc7c6");
 }
 
 // A long list of overrides is printed in full under the table, not in a cell that would widen

@@ -1329,6 +1329,21 @@ TEST_F(RtBalanceTest, LoweredRtPriorityPullsOnlyMoreImportantWork) {
   EXPECT_EQ(sched_.rt_pulls(), 1U);
 }
 
+TEST_F(RtBalanceTest, LoweringToTheWaitingTaskPriorityPullsNothing) {
+  // pull_rt_task(): only a task strictly more important than the CPU's new priority is pulled;
+  // one of the same priority would wait behind the running task here as it does there.
+  const int low = overload_cpu1();
+  const int server = occupy(0, rt_params("server", 60), 5 * kMillisecond);
+  run_until(200 * kMicrosecond);
+  ASSERT_EQ(sched_.rq(0).curr, server);
+  sched_.set_attributes(server, Policy::kFifo, 0, 50);  // equal to low (50)
+  EXPECT_EQ(sched_.task(low).cpu, 1);
+  EXPECT_EQ(sched_.rt_pulls(), 0U);
+  sched_.set_attributes(server, Policy::kFifo, 0, 49);  // now below it
+  EXPECT_EQ(sched_.task(low).cpu, 0);
+  EXPECT_EQ(sched_.rt_pulls(), 1U);
+}
+
 TEST_F(RtBalanceTest, PreemptedRtTaskIsPushedToACpuOfLowerPriority) {
   // set_next_task_rt() / push_rt_tasks(): a more important RT task pinned to CPU 1 preempts
   // `low` there; `low` does not wait for it but is pushed at once to a CPU running no RT task
@@ -1360,6 +1375,29 @@ TEST_F(RtBalanceTest, NoPushWhenEveryOtherCpuRunsMoreImportantRtWork) {
   EXPECT_EQ(sched_.rt_pushes(), 0U);
 }
 
+TEST_F(RtBalanceTest, PushMovesTheFirstQueuedOfEqualPriorityWaitingTasks) {
+  // push_rt_tasks() / pick_next_pushable_task(): of two waiting tasks of one priority, the one
+  // queued first is pushed (SCHED_FIFO order); once it has taken the only CPU of lower priority,
+  // the other one waits where it is.
+  const int mid = occupy(1, rt_params("mid", 80));
+  const int first = spawn(rt_params("first", 60, only(1)), kMillisecond, 1);
+  const int second = spawn(rt_params("second", 60, only(1)), kMillisecond, 1);
+  const int fair = occupy(2, fair_params("fair"));
+  run_until(200 * kMicrosecond);
+  ASSERT_EQ(sched_.rq(1).curr, mid);
+  ASSERT_EQ(sched_.rq(2).curr, fair);
+  // Both may run on CPU 2 from now on; every other CPU is out of their reach.
+  for (int tid : {first, second}) sched_.task_for_update(tid).params.affinity = only(1) | only(2);
+  const int high = occupy(1, rt_params("high", 90));  // preempts mid: CPU 1 pushes
+  run_for(100 * kMicrosecond);
+  EXPECT_EQ(sched_.rq(1).curr, high);
+  EXPECT_EQ(sched_.task(first).cpu, 2);
+  EXPECT_EQ(sched_.rq(2).curr, first);
+  EXPECT_EQ(sched_.task(second).cpu, 1);
+  EXPECT_EQ(sched_.task(second).state, TaskState::kRunnable);
+  EXPECT_EQ(sched_.rt_pushes(), 1U);
+}
+
 TEST_F(RtBalanceTest, PullSkipsACpuWhoseBestWaitingTaskPreemptsThere) {
   // pull_rt_task(): CPU 1 runs `mid` (FIFO 60, preemption disabled) with `top` (FIFO 70, about
   // to preempt it) and `low` (FIFO 50) waiting. The kernel looks at CPU 1's most important
@@ -1379,6 +1417,27 @@ TEST_F(RtBalanceTest, PullSkipsACpuWhoseBestWaitingTaskPreemptsThere) {
   EXPECT_EQ(sched_.task(top).cpu, 1);
   EXPECT_EQ(sched_.task(low).cpu, 1);
   EXPECT_EQ(sched_.rt_pulls(), 0U);
+}
+
+TEST_F(RtBalanceTest, PullTakesAWaitingTaskOfTheSamePriorityAsTheRunningOne) {
+  // pull_rt_task(): a CPU is skipped only when its best waiting task is about to preempt the
+  // running one. CPU 1 runs `runner` (FIFO 50) with `waiter` (FIFO 50) behind it: `waiter`
+  // does not preempt `runner`, so CPU 0 pulls it when its RT task blocks.
+  const int runner = occupy(1, rt_params("runner", 50));
+  const int waiter = queue_behind(*this, sched_, 1, rt_params("waiter", 50), kMillisecond);
+  sched_.task_for_update(waiter).params.affinity = only(0) | only(1);
+  const int brief = occupy(0, rt_params("brief", 60), 300 * kMicrosecond);
+  run_until(200 * kMicrosecond);
+  ASSERT_EQ(sched_.rq(1).curr, runner);
+  ASSERT_EQ(sched_.task(waiter).state, TaskState::kRunnable);
+  ASSERT_EQ(sched_.task(waiter).cpu, 1);  // CPU 0 runs a more important RT task: no push
+  EXPECT_EQ(sched_.rt_pushes(), 0U);
+  run_until(5 * kMillisecond);
+  ASSERT_EQ(sched_.task(brief).state, TaskState::kSleeping);
+  EXPECT_EQ(sched_.task(waiter).cpu, 0);
+  EXPECT_EQ(sched_.task(waiter).state, TaskState::kSleeping);  // ran its 1 ms there
+  EXPECT_EQ(sched_.rt_pulls(), 1U);
+  EXPECT_EQ(sched_.rq(1).curr, runner);
 }
 
 TEST_F(RtBalanceTest, WaitingTaskMadeRtIsPushedToACpuOfLowerPriority) {
