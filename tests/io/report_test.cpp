@@ -710,6 +710,35 @@ TEST(ReportHtml, EveryPolicyAppearsInEveryChartAndTable) {
   EXPECT_EQ(elements(svg_of(html, "chart-latency-cdf"), "polyline", "cdf").size(), 7u * 4u);
 }
 
+TEST(ReportHtml, PolicyTableCellsFollowTheirHeadings) {
+  // A policy's row gives calls, calls/s, mean, p50 and p99 latency (us), then migrations and
+  // context switches per call, in the order of the headings: the p50 and p99 of the run, and
+  // its migrations and switches each divided by its calls.
+  const ReportData data = read_report_documents({result_document(default_run("fifo"), "r.json")});
+  const ResultDocument& run = data.policies.at(0).runs.at(0);
+  ASSERT_LT(run.latency.p50_ns, run.latency.p99_ns);
+  ASSERT_NE(run.counters.migrations, run.counters.context_switches);
+  const std::string html = html_of(data);
+  const std::size_t table = html.find("<table id=\"table-policies\"");
+  ASSERT_NE(table, std::string::npos);
+  const std::string policies = html.substr(table, html.find("</table>", table) - table);
+  std::vector<std::string> cells;
+  const std::regex number_cell(R"re(<td class="num">([^<]*)</td>)re");
+  for (auto it = std::sregex_iterator(policies.begin(), policies.end(), number_cell);
+       it != std::sregex_iterator(); ++it) {
+    cells.push_back((*it)[1]);
+  }
+  ASSERT_EQ(cells.size(), 7u) << policies;
+  // Latencies are printed to a few decimals of a microsecond.
+  EXPECT_NEAR(std::stod(cells[3]), static_cast<double>(run.latency.p50_ns) / 1000.0, 0.05);
+  EXPECT_NEAR(std::stod(cells[4]), static_cast<double>(run.latency.p99_ns) / 1000.0, 0.05);
+  const auto per_call = [&run](std::uint64_t n) {
+    return static_cast<double>(n) / static_cast<double>(run.completed);
+  };
+  EXPECT_NEAR(std::stod(cells[5]), per_call(run.counters.migrations), 5e-4);
+  EXPECT_NEAR(std::stod(cells[6]), per_call(run.counters.context_switches), 5e-4);
+}
+
 TEST(ReportHtml, CdfCurvesRiseFromLeftToRight) {
   // Pixel y falls (the curve rises) as pixel x grows along every curve.
   const std::string cdf = svg_of(html_of(mixed_data()), "chart-latency-cdf");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -581,6 +582,32 @@ TEST_F(Sa8155pTest, LowestOperatingPointIsBoundedBelowTheMaximum) {
             "");
 }
 
+TEST_F(Sa8155pTest, AnOperatingPointJustBelowAHundredthOfTheMaximumIsRejected) {
+  // The bound is exact: 1/100 of 1785600 kHz is 17856 kHz, so one kHz less is too low.
+  const std::string error = error_after([](nlohmann::json& value) {
+    value["clusters"][0]["cpufreq"]["opps"][0]["freq_khz"] = 17855;
+  });
+  EXPECT_THAT(error,
+              StartsWith("topologies/x.json: /clusters/0/cpufreq/opps/0/freq_khz: expected a "
+                         "frequency of at least 1/100 of max_freq_khz"));
+}
+
+TEST_F(Sa8155pTest, PowerMayStayLevelButNeverFallsWithFrequency) {
+  // An operating point may draw as much power as the one below it, but not any less: even one
+  // unit below the lower point's power is refused at the higher point's power.
+  const auto with_second_power = [this](double delta) {
+    return error_after([delta](nlohmann::json& value) {
+      auto& opps = value["clusters"][0]["cpufreq"]["opps"];
+      opps[1]["power"] = opps[0]["power"].get<double>() + delta;
+    });
+  };
+  EXPECT_EQ(with_second_power(0.0), "");
+  EXPECT_THAT(
+      with_second_power(-1.0),
+      StartsWith("topologies/x.json: /clusters/0/cpufreq/opps/1/power: expected at least "));
+  EXPECT_THAT(with_second_power(-1.0), HasSubstr("(power does not decrease with frequency)"));
+}
+
 TEST_F(Sa8155pTest, CpuIdsFitTheSchedulersCpuMasks) {
   // CPU sets are 64-bit masks: a CPU 64 was accepted, and a task pinned to CPU 0 could run on it
   // (a shift by 64 is undefined).
@@ -626,6 +653,34 @@ TEST_F(Sa8155pTest, OuterCachesHoldEveryCpuOfTheInnerOnes) {
   EXPECT_EQ(error,
             "topologies/x.json: /shared_caches/1/cpus: missing CPU 7: it shares \"l3\" with CPU "
             "0, so it must reach the same outer caches");
+}
+
+TEST_F(Sa8155pTest, SharedCachesAreListedFromTheCpusOutward) {
+  // A shared cache listed after the L3 (level 3) has a level of at least 3: the LLCC at level 2,
+  // one below it, is refused at its level.
+  const std::string error =
+      error_after([](nlohmann::json& value) { value["shared_caches"][1]["level"] = 2; });
+  EXPECT_EQ(error,
+            "topologies/x.json: /shared_caches/1/level: expected a level of at least 3 (shared "
+            "caches are listed from the CPUs outward), got 2");
+}
+
+TEST_F(Sa8155pTest, AnAllocatorPartIsAtMostTheCostItIsPartOf) {
+  // The allocator's share of the send path may be the whole path but not one ns more; the
+  // same holds for the share of the free path.
+  const auto with_part = [this](const char* part, const char* whole, std::int64_t extra) {
+    return error_after([=](nlohmann::json& value) {
+      auto& costs = value["costs"];
+      costs[part] = costs[whole].get<std::int64_t>() + extra;
+    });
+  };
+  EXPECT_EQ(with_part("binder_alloc_locked_ref_ns", "binder_send_ref_ns", 0), "");
+  EXPECT_THAT(with_part("binder_alloc_locked_ref_ns", "binder_send_ref_ns", 1),
+              StartsWith("topologies/x.json: /costs/binder_alloc_locked_ref_ns: expected at most "
+                         "binder_send_ref_ns ("));
+  EXPECT_THAT(with_part("binder_free_locked_ref_ns", "binder_free_ref_ns", 1),
+              StartsWith("topologies/x.json: /costs/binder_free_locked_ref_ns: expected at most "
+                         "binder_free_ref_ns ("));
 }
 
 TEST(TopologyLoadTest, ErrorsInAFileNameThePathAsGiven) {

@@ -337,6 +337,16 @@ TEST_F(ScenarioTest, OutOfRangeValuesNameTheRange) {
             kFile + ": /clients/0/iterations: expected an integer in [1, 1099511627776], got 0");
 }
 
+TEST_F(ScenarioTest, APayloadOfOneMebibyteIsTheLargestAccepted) {
+  // The range [0, 1048576] is inclusive: a call may carry exactly 1 MiB, but not a byte more.
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["payload_bytes"] = 1'048'576; }),
+            "<parsed without error>");
+  EXPECT_EQ(error_after([](auto& s) { main_call(s)["payload_bytes"] = 1'048'577; }),
+            kFile +
+                ": /clients/0/iteration/2/payload_bytes: expected an integer in [0, 1048576], "
+                "got 1048577");
+}
+
 TEST_F(ScenarioTest, MaxThreadsIsRangeCheckedBeforeNarrowing) {
   // 2^32 + 5 does not fit an int: it is out of range, not read as 5.
   EXPECT_EQ(error_after([](auto& s) { s["processes"][0]["max_threads"] = 4'294'967'301LL; }),
