@@ -556,6 +556,45 @@ TEST(ConsoleTest, EmptyTierShowsNoLatency) {
   EXPECT_FALSE(contains(lines[3], "ms"));
 }
 
+TEST(ConsoleTest, P50AndP99ColumnsShowTheMedianAndTheTail) {
+  // A tier of 90 calls at 50 us and 10 at 500 us: its median is the fast calls' latency and its
+  // 99th percentile the slow ones', in the p50 and p99 columns, in that order (in ms).
+  RunResult r;
+  stats::Histogram& h = r.tier(SchedClass::kFifo, Tier::kSameCore);
+  h.record_n(50'000, 90);
+  h.record_n(500'000, 10);
+  ASSERT_LT(h.percentile(0.50), h.percentile(0.99));
+  std::ostringstream out;
+  print_tier_table(r, out);
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_GE(lines.size(), 3u);
+  std::istringstream row(lines[2]);
+  std::vector<double> latencies_ms;
+  for (std::string word, previous; row >> word; previous = word) {
+    if (word == "ms") latencies_ms.push_back(std::stod(previous));
+  }
+  ASSERT_EQ(latencies_ms.size(), 3u) << lines[2];  // avg, p50, p99
+  EXPECT_NEAR(latencies_ms[1], h.percentile(0.50) / 1e6, 5e-4) << lines[2];
+  EXPECT_NEAR(latencies_ms[2], h.percentile(0.99) / 1e6, 5e-4) << lines[2];
+}
+
+TEST(ConsoleTest, SelectionLineNamesEachCountBesideItsValue) {
+  // Every count of the selection line follows its own name.
+  RunResult r;
+  r.selection = {.same_cpu = 1,
+                 .same_cluster = 2,
+                 .other = 3,
+                 .none_idle = 4,
+                 .nudges_applied = 5,
+                 .nudges_declined = 6};
+  std::ostringstream out;
+  print_tier_table(r, out);
+  EXPECT_TRUE(contains(out.str(),
+                       "selection: same cpu 1, same cluster 2, other 3, none idle 4 | nudges: "
+                       "applied 5, declined 6\n"))
+      << out.str();
+}
+
 TEST(ConsoleTest, NumbersTooWideForTheirColumnsStaySeparate) {
   // Calls of 10^14 ns (28 hours; the histograms hold them as their top value, 2^40 ns) print
   // numbers wider than their columns: each still keeps a space from the one before it, in the
