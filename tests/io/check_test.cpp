@@ -489,6 +489,21 @@ TEST(CheckTest, MovesWithinToleranceAreOk) {
             (std::vector<std::string>{"tiers.sched_fifo.same_core.mean_ns"}));
 }
 
+TEST(CheckTest, AShareMovedByExactlyItsToleranceInDoublesStillPasses) {
+  // 0.84% to 2.84% is 2 points, the default share tolerance; in doubles (0.0284 - 0.0084) * 100
+  // is a hair above 2. The comparison absorbs that rounding: the move passes, a hundredth of a
+  // point more fails.
+  json baseline = document_of(schd_dbg_like());
+  tier(baseline, "sched_fifo", "cross_cluster")["share"] = 0.0084;
+  json result = baseline;
+  tier(result, "sched_fifo", "cross_cluster")["share"] = 0.0284;
+  ASSERT_GT((0.0284 - 0.0084) * 100.0, 2.0);
+  const std::string name = "tiers.sched_fifo.cross_cluster.share";
+  EXPECT_EQ(status_of(check(result, baseline), name), CheckStatus::kOk);
+  tier(result, "sched_fifo", "cross_cluster")["share"] = 0.0285;
+  EXPECT_EQ(status_of(check(result, baseline), name), CheckStatus::kFail);
+}
+
 TEST(CheckTest, CountersAreComparedPerCompletedCall) {
   // Twice the calls with twice the counters is no change per call; twice the counters alone is.
   const json baseline = document_of(schd_dbg_like());
