@@ -175,6 +175,20 @@ TEST(CompareTable, MeansWithConfidenceAndFourSignificantDigits) {
   EXPECT_NE(table.find("0.2500 ± 0.0100"), std::string::npos) << table;
 }
 
+TEST(CompareTable, TheIntervalHasAsManyDecimalsAsItsMean) {
+  // The ± half-width is printed to the decimals of the mean beside it, no more.
+  EXPECT_EQ(mean_cell(cell(4930.94, 12.345, std::nullopt, std::nullopt), true), "4,930.9 ± 12.3");
+  EXPECT_EQ(mean_cell(cell(1.23456789, 0.5, std::nullopt, std::nullopt), true), "1.235 ± 0.500");
+  EXPECT_EQ(mean_cell(cell(1.23456789, 0.5, std::nullopt, std::nullopt), false), "1.235");
+}
+
+TEST(CompareTable, ADeltaThatRoundsToZeroHasNoMinusSign) {
+  // -0.04% rounds to zero at one decimal: it prints as +0.0%, never as -0.0%.
+  EXPECT_EQ(delta_cell(cell(1.0, 0.1, -0.04, true), true), "+0.0%");
+  EXPECT_EQ(delta_cell(cell(1.0, 0.1, 0.04, true), true), "+0.0%");
+  EXPECT_EQ(delta_cell(cell(1.0, 0.1, -0.05, true), true), "-0.1%");
+}
+
 TEST(CompareTable, DeltaMarkedOnlyWhenNotSignificant) {
   // ctabs' significant +12.3% has no mark; ctabs-nudge's -4.56% is "-4.6%~"; a legend line
   // explains the mark.
