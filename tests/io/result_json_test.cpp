@@ -574,8 +574,8 @@ TEST(ConsoleTest, P50AndP99ColumnsShowTheMedianAndTheTail) {
     if (word == "ms") latencies_ms.push_back(std::stod(previous));
   }
   ASSERT_EQ(latencies_ms.size(), 3u) << lines[2];  // avg, p50, p99
-  EXPECT_NEAR(latencies_ms[1], h.percentile(0.50) / 1e6, 5e-4) << lines[2];
-  EXPECT_NEAR(latencies_ms[2], h.percentile(0.99) / 1e6, 5e-4) << lines[2];
+  EXPECT_NEAR(latencies_ms[1], static_cast<double>(h.percentile(0.50)) / 1e6, 5e-4) << lines[2];
+  EXPECT_NEAR(latencies_ms[2], static_cast<double>(h.percentile(0.99)) / 1e6, 5e-4) << lines[2];
 }
 
 TEST(ConsoleTest, SelectionLineNamesEachCountBesideItsValue) {
