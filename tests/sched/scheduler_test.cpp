@@ -1316,29 +1316,18 @@ TEST_F(RtBalanceTest, RunningTaskLeavingRtPullsAWaitingRtTask) {
 }
 
 TEST_F(RtBalanceTest, LoweredRtPriorityPullsOnlyMoreImportantWork) {
-  // prio_changed_rt(): a running RT task whose priority falls pulls waiting RT tasks more
-  // important than its new priority, and no others.
-  const int low = overload_cpu1();
-  const int server = occupy(0, rt_params("server", 60), 5 * kMillisecond);
-  run_until(200 * kMicrosecond);
-  sched_.set_attributes(server, Policy::kFifo, 0, 55);  // still above low (50)
-  EXPECT_EQ(sched_.task(low).cpu, 1);
-  EXPECT_EQ(sched_.rt_pulls(), 0U);
-  sched_.set_attributes(server, Policy::kFifo, 0, 40);  // now below it
-  EXPECT_EQ(sched_.task(low).cpu, 0);
-  EXPECT_EQ(sched_.rt_pulls(), 1U);
-}
-
-TEST_F(RtBalanceTest, LoweringToTheWaitingTaskPriorityPullsNothing) {
-  // pull_rt_task(): only a task strictly more important than the CPU's new priority is pulled;
-  // one of the same priority would wait behind the running task here as it does there.
+  // prio_changed_rt(): a running RT task whose priority falls pulls waiting RT tasks strictly
+  // more important than its new priority, and no others (one of the same priority would wait
+  // behind the running task here as it does there).
   const int low = overload_cpu1();
   const int server = occupy(0, rt_params("server", 60), 5 * kMillisecond);
   run_until(200 * kMicrosecond);
   ASSERT_EQ(sched_.rq(0).curr, server);
-  sched_.set_attributes(server, Policy::kFifo, 0, 50);  // equal to low (50)
-  EXPECT_EQ(sched_.task(low).cpu, 1);
-  EXPECT_EQ(sched_.rt_pulls(), 0U);
+  for (const int above_or_equal : {55, 50}) {  // low is FIFO 50
+    sched_.set_attributes(server, Policy::kFifo, 0, above_or_equal);
+    EXPECT_EQ(sched_.task(low).cpu, 1) << "server at FIFO " << above_or_equal;
+    EXPECT_EQ(sched_.rt_pulls(), 0U) << "server at FIFO " << above_or_equal;
+  }
   sched_.set_attributes(server, Policy::kFifo, 0, 49);  // now below it
   EXPECT_EQ(sched_.task(low).cpu, 0);
   EXPECT_EQ(sched_.rt_pulls(), 1U);
