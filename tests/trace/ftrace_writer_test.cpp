@@ -4,6 +4,7 @@
 // trace's consistency over whole runs is checked by check_trace.py (trace_end_to_end).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <regex>
 #include <sstream>
@@ -12,6 +13,7 @@
 
 #include "../sched/sched_fixture.hpp"
 #include "../sim/sim_fixture.hpp"
+#include "bindersim/binder/driver.hpp"
 #include "bindersim/common/error.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/trace/ftrace_writer.hpp"
@@ -54,6 +56,19 @@ int count_lines(const std::vector<std::string>& lines, const std::string& part) 
   int count = 0;
   for (const std::string& line : lines) count += line.find(part) != std::string::npos ? 1 : 0;
   return count;
+}
+
+// The "key=value" fields of `line` after its event name `event`; empty if the line is not one.
+std::map<std::string, std::string> fields_of(const std::string& line, const std::string& event) {
+  std::map<std::string, std::string> fields;
+  const std::size_t at = line.find(" " + event + ": ");
+  if (at == std::string::npos) return fields;
+  std::istringstream in(line.substr(at + event.size() + 3));
+  for (std::string token; in >> token;) {
+    const std::size_t equals = token.find('=');
+    if (equals != std::string::npos) fields[token.substr(0, equals)] = token.substr(equals + 1);
+  }
+  return fields;
 }
 
 // --- window and names ----------------------------------------------------------------------
@@ -210,6 +225,26 @@ TEST_F(SchedTraceTest, APreemptedTaskIsRunnablePlus) {
             0);
 }
 
+TEST_F(SchedTraceTest, AMigrationNamesTheCpuItLeavesAndTheCpuItGoesTo) {
+  // sched_migrate_task (sched.h): "comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d". A task
+  // asleep on one CPU and allowed only another is woken there: it leaves the first for the
+  // second.
+  const int orig_cpu = 1;
+  const int dest_cpu = 6;
+  const int mover =
+      sleeper(orig_cpu, sched::fixture::fair_params("mover"), sched::fixture::only(dest_cpu));
+  wake(mover, sched::fixture::from_cpu(dest_cpu));
+  run_for(kMillisecond);
+  ASSERT_EQ(sched_.task(mover).cpu, dest_cpu);
+  const auto all = lines();
+  const int migrate = find_line(all, {"sched_migrate_task: comm=mover "});
+  ASSERT_GE(migrate, 0);
+  const auto fields = fields_of(all[static_cast<std::size_t>(migrate)], "sched_migrate_task");
+  EXPECT_EQ(fields.at("pid"), std::to_string(FtraceWriter::kFirstPid));
+  EXPECT_EQ(fields.at("orig_cpu"), std::to_string(orig_cpu));
+  EXPECT_EQ(fields.at("dest_cpu"), std::to_string(dest_cpu));
+}
+
 TEST_F(SchedTraceTest, TimestampsAreMicrosecondsRoundedToTheNearest) {
   // ftrace prints ns2usecs(), rounded: 1.2345674995 s reads 1.234567, 1.2345685 s 1.234569.
   const int a = sleeper(1);
@@ -248,6 +283,36 @@ TEST_F(SchedTraceTest, APriorityChangeNamesTheThreadInTheActorsContext) {
                             "binder_set_priority: proc=1001 thread=1001 old=120 => new=1 "
                             "desired=1"}),
             0);
+}
+
+TEST_F(SchedTraceTest, ABinderTransactionNamesTheNodeProcessAndThreadItIsSentTo) {
+  // binder_transaction (binder_trace.h): "transaction=%d dest_node=%d dest_proc=%d
+  // dest_thread=%d reply=%d flags=0x%x code=0x%x". Transactions and nodes take debug ids from
+  // one counter, as binder_last_id: the call takes the first and the node, first seen, the next.
+  // Pids go in creation order: the client, the server process's first thread (its tgid), and
+  // the binder thread called.
+  const int client = occupy(4, sched::fixture::fair_params("client"));
+  auto server_params = sched::fixture::fair_params("server");
+  server_params.process = 0;
+  sleeper(5, server_params);
+  const int server_binder = sleeper(6, server_params);
+  run_for(kMillisecond);
+  binder::Transaction call;
+  call.from_tid = client;
+  call.to_proc = 0;
+  call.node = 3;
+  writer_.binder_transaction(sched_, 0, call, server_binder);
+  const auto all = lines();
+  const int first_pid = FtraceWriter::kFirstPid;
+  const int sent = find_line(all, {"client-" + std::to_string(first_pid), "binder_transaction: "});
+  ASSERT_GE(sent, 0);
+  const auto fields = fields_of(all[static_cast<std::size_t>(sent)], "binder_transaction");
+  const int call_id = 1;
+  EXPECT_EQ(fields.at("transaction"), std::to_string(call_id));
+  EXPECT_EQ(fields.at("dest_node"), std::to_string(call_id + 1));
+  EXPECT_EQ(fields.at("dest_proc"), std::to_string(first_pid + 1));
+  EXPECT_EQ(fields.at("dest_thread"), std::to_string(first_pid + 2));
+  EXPECT_EQ(fields.at("reply"), "0");
 }
 
 // --- whole traced runs ---------------------------------------------------------------------
