@@ -229,10 +229,11 @@ TEST(AllocPathTest, ShrinkerReclaimsFreedPagesAndTheNextCallInstallsThemAgain) {
 // Two clients call the server one after the other, the second while the server's looper frees
 // the first's request, under memory pressure (a scan every millisecond) or not, on the shipped
 // topology or, with `hold_ref_ns`, on one whose allocator holds last that long (send and free
-// paths' locked parts; each path keeps 500 us of other work). Runs to 40 ms unless `run` is
-// false (the test runs it).
+// paths' locked parts; each path keeps 500 us of other work). The first call starts at
+// `start` + 100 us, the second at `start` + 11 ms. Runs to 40 ms unless `run` is false (the
+// test runs it).
 struct HeldLocks {
-  HeldLocks(std::optional<SimTime> hold_ref_ns, bool pressure, bool run = true)
+  HeldLocks(std::optional<SimTime> hold_ref_ns, bool pressure, bool run = true, SimTime start = 0)
       : h("fifo", options(pressure), [hold_ref_ns](nlohmann::json& doc) {
           if (!hold_ref_ns) return;
           nlohmann::json& costs = doc.at("costs");
@@ -246,11 +247,11 @@ struct HeldLocks {
     clients = h.add_client_process();
     first = h.add_thread(clients, "first", kGold0);
     second = h.add_thread(clients, "second", 6);
-    h.call_at(first, 100 * kMicrosecond, server, 10 * kMicrosecond);
+    h.call_at(first, start + 100 * kMicrosecond, server, 10 * kMicrosecond);
     // The first call's two allocations and the request's free take about 4 x 3.5 ms on the
     // gold CPUs: the second call's allocation waits for the free and then holds the lock, the
     // freed request page on the server's LRU, for about 3.5 ms.
-    h.call_at(second, 11 * kMillisecond, server, 10 * kMicrosecond);
+    h.call_at(second, start + 11 * kMillisecond, server, 10 * kMicrosecond);
     if (!run) return;
     h.run_until(40 * kMillisecond);
     EXPECT_EQ(h.user.replies().size(), 2U);
@@ -311,6 +312,63 @@ TEST(AllocPathTest, AfterSkippingALockedPageTheShrinkerGoesOnToTheNextPageInTheS
   EXPECT_EQ(h.driver.allocator(run.server).lru_pages(), 1);
   EXPECT_EQ(h.driver.allocator(run.clients).lru_pages(), 0);
   EXPECT_EQ(h.driver.allocator_stats().pages_reclaimed, 1U);
+}
+
+TEST(AllocPathTest, AfterSkippingLockedPagesOfTwoProcessesTheShrinkerGoesOnToTheNewerPageOfAThird) {
+  // __list_lru_walk_one() walks one LRU, in the order the pages were freed whatever their
+  // process: a page skipped (LRU_SKIP) stays where it is and the walk goes on from it, so a
+  // skipped page of one process is not tried again before a newer page of another process
+  // after it (going back to each other process's oldest page, the walk would try the two
+  // skipped pages in turn until its budget ran out). A second server and client process on other
+  // CPUs make the same two calls from 100 us: the second call's reply allocation holds the second
+  // client process's lock while the first call's freed reply page is on the LRU. The first pair,
+  // started 15 ms later, holds the server's lock with its freed request page on the LRU, and its
+  // client frees its reply page after both: the scan skips the two locked pages and reclaims the
+  // newer one.
+  HeldLocks run(3 * kMillisecond, true, /*run=*/false, /*start=*/15 * kMillisecond);
+  DriverHarness& h = run.h;
+  const int server2 = h.add_server("server2", 0);
+  h.pin_loopers("server2", {7});
+  const int clients2 = h.add_client_process("clients2");
+  const int first2 = h.add_thread(clients2, "first2", 0);
+  const int second2 = h.add_thread(clients2, "second2", 1);
+  h.call_at(first2, 100 * kMicrosecond, server2, 10 * kMicrosecond);
+  h.call_at(second2, 11 * kMillisecond, server2, 10 * kMicrosecond);
+  const KernelLocks& locks = h.driver.locks();
+  const auto locked_with_lru_page = [&](int proc) {
+    return locks.owner(h.driver.alloc_lock(proc)) >= 0 && h.driver.allocator(proc).lru_pages() > 0;
+  };
+  SimTime t = 0;
+  while (!(locked_with_lru_page(run.server) && locked_with_lru_page(clients2) &&
+           h.driver.allocator(run.clients).lru_pages() > 0) &&
+         t < 60 * kMillisecond) {
+    t += 100 * kMicrosecond;
+    h.run_until(t);
+  }
+  ASSERT_TRUE(locked_with_lru_page(run.server));
+  ASSERT_TRUE(locked_with_lru_page(clients2));
+  ASSERT_EQ(locks.owner(h.driver.alloc_lock(run.clients)), -1);
+  const int server_holder = locks.owner(h.driver.alloc_lock(run.server));
+  const int clients2_holder = locks.owner(h.driver.alloc_lock(clients2));
+  ASSERT_NE(server_holder, h.driver.shrinker_tid());
+  ASSERT_NE(clients2_holder, h.driver.shrinker_tid());
+  const auto first_skipped = h.driver.allocator(clients2).oldest_lru_page();
+  const auto second_skipped = h.driver.allocator(run.server).oldest_lru_page();
+  const auto newer = h.driver.allocator(run.clients).oldest_lru_page();
+  ASSERT_TRUE(first_skipped.has_value() && second_skipped.has_value() && newer.has_value());
+  ASSERT_LT(first_skipped->stamp, second_skipped->stamp);
+  ASSERT_LT(second_skipped->stamp, newer->stamp);
+  const int first_skipped_lru = h.driver.allocator(clients2).lru_pages();
+  const int second_skipped_lru = h.driver.allocator(run.server).lru_pages();
+  const std::uint64_t reclaimed = h.driver.allocator_stats().pages_reclaimed;
+  // A scan comes within its interval; both locks are still held after it.
+  h.run_until(t + kMillisecond);
+  EXPECT_EQ(locks.owner(h.driver.alloc_lock(run.server)), server_holder);
+  EXPECT_EQ(locks.owner(h.driver.alloc_lock(clients2)), clients2_holder);
+  EXPECT_EQ(h.driver.allocator(clients2).lru_pages(), first_skipped_lru);
+  EXPECT_EQ(h.driver.allocator(run.server).lru_pages(), second_skipped_lru);
+  EXPECT_EQ(h.driver.allocator(run.clients).lru_pages(), 0);
+  EXPECT_EQ(h.driver.allocator_stats().pages_reclaimed, reclaimed + 1);
 }
 
 TEST(AllocPathTest, ACallThatWaitsForTheAllocatorLockCountsTheWaitAsLockWait) {
