@@ -15,11 +15,6 @@ namespace bindersim::io {
 
 namespace {
 
-constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
-    stats::SchedClass::kFifo, stats::SchedClass::kOther};
-constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
-    stats::Tier::kSameCore, stats::Tier::kSameCluster, stats::Tier::kCrossCluster};
-
 // The headline metrics, each read from a document as a double.
 struct HeadlineMetric {
   std::string_view name;
@@ -464,9 +459,9 @@ ResultDocument read_result(const JsonDocument& document) {
   doc.latency = read_latency(root.required("latency"));
 
   ObjectReader tiers(root.required("tiers"));
-  for (stats::SchedClass c : kClasses) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
     ObjectReader cls(tiers.required(stats::sched_class_name(c)));
-    for (stats::Tier t : kTiers) {
+    for (stats::Tier t : stats::kAllTiers) {
       doc.tiers[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)] =
           read_tier(cls.required(stats::tier_name(t)));
     }
@@ -563,8 +558,8 @@ std::vector<std::string> tolerance_names() {
   for (const HeadlineMetric& metric : kHeadline) names.emplace_back(metric.name);
   names.push_back(tier_group(kTierShare));
   for (std::string_view metric : kTierLatencies) names.push_back(tier_group(metric));
-  for (stats::SchedClass c : kClasses) {
-    for (stats::Tier t : kTiers) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
+    for (stats::Tier t : stats::kAllTiers) {
       names.push_back(tier_metric(c, t, kTierShare));
       for (std::string_view metric : kTierLatencies) names.push_back(tier_metric(c, t, metric));
     }
@@ -735,8 +730,8 @@ CheckReport check_result(const ResultDocument& result, const ResultDocument& bas
                                       format(b), format(r), tolerances.lookup(metric.name, "")));
   }
 
-  for (stats::SchedClass c : kClasses) {
-    for (stats::Tier t : kTiers) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
+    for (stats::Tier t : stats::kAllTiers) {
       const TierFields& b = baseline.tier(c, t);
       const TierFields& r = result.tier(c, t);
       report.rows.push_back(

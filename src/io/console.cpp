@@ -18,11 +18,6 @@ namespace bindersim::io {
 
 namespace {
 
-constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
-    stats::SchedClass::kFifo, stats::SchedClass::kOther};
-constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
-    stats::Tier::kSameCore, stats::Tier::kSameCluster, stats::Tier::kCrossCluster};
-
 using stats::tier_label;
 std::string_view class_label(stats::SchedClass c) { return stats::sched_class_label(c); }
 
@@ -80,8 +75,8 @@ std::string us_text(std::int64_t ns) { return us_value(ns) + " us"; }
 // microseconds. Nothing when no tier has calls.
 void print_breakdown(const stats::RunResult& result, std::ostream& out) {
   bool any = false;
-  for (stats::SchedClass c : kClasses) {
-    for (stats::Tier t : kTiers) any = any || result.tier(c, t).count() != 0;
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
+    for (stats::Tier t : stats::kAllTiers) any = any || result.tier(c, t).count() != 0;
   }
   if (!any) return;
   out << "breakdown (mean per call, us)\n";
@@ -90,9 +85,9 @@ void print_breakdown(const stats::RunResult& result, std::ostream& out) {
     line += fmt::format("{:>{}}", part.label, kPartWidth);
   }
   out << line << '\n';
-  for (stats::SchedClass c : kClasses) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
     bool first = true;  // the class is named on its first row only
-    for (stats::Tier t : kTiers) {
+    for (stats::Tier t : stats::kAllTiers) {
       if (result.tier(c, t).count() == 0) continue;
       const stats::Breakdown mean = tier_breakdown_mean(result, c, t);
       line = fmt::format("{:<{}}{:<{}}", first ? class_label(c) : "", kClassWidth, tier_label(t),
@@ -119,8 +114,8 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
   out << fmt::format("{:<{}}{:<{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}\n", "class", kClassWidth, "tier",
                      kTierWidth, "avg latency", kLatencyWidth, "calls", kCallsWidth, "share",
                      kShareWidth, "p50 latency", kLatencyWidth, "p99 latency", kLatencyWidth);
-  for (stats::SchedClass c : kClasses) {
-    for (stats::Tier t : kTiers) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
+    for (stats::Tier t : stats::kAllTiers) {
       const stats::Histogram& h = result.tier(c, t);
       const bool empty = h.count() == 0;
       out << fmt::format("{:<{}}{:<{}}", t == stats::Tier::kSameCore ? class_label(c) : "",
@@ -255,8 +250,8 @@ void print_comparison(std::span<const stats::RunResult> results, std::ostream& o
                     [](const stats::RunResult& r) { return ms_value(r.latency.percentile(0.50)); });
   rows.emplace_back("latency p99 (ms)",
                     [](const stats::RunResult& r) { return ms_value(r.latency.percentile(0.99)); });
-  for (stats::SchedClass c : kClasses) {
-    for (stats::Tier t : kTiers) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
+    for (stats::Tier t : stats::kAllTiers) {
       const std::string name = fmt::format("{} {}", class_label(c), tier_label(t));
       rows.emplace_back(name + " share",
                         [c, t](const stats::RunResult& r) { return percent(tier_share(r, c, t)); });

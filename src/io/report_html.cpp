@@ -21,11 +21,6 @@ constexpr std::size_t kDashes = 4;   // dash patterns dash-0..dash-3, for more t
 constexpr double kNsPerUs = 1000.0;
 constexpr double kLargestFixed = 1e15;  // larger numbers are printed in scientific notation
 
-constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
-    stats::SchedClass::kFifo, stats::SchedClass::kOther};
-constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
-    stats::Tier::kSameCore, stats::Tier::kSameCluster, stats::Tier::kCrossCluster};
-
 // Colours (palette indices) of the tiers, the breakdown parts and the selection decisions.
 constexpr std::array<std::size_t, stats::kNumTiers> kTierColours = {2, 0, 1};
 constexpr std::array<std::size_t, kBreakdownParts.size()> kPartColours = {0, 1, 2, 3, 6, 4, 5, 7};
@@ -360,24 +355,26 @@ std::string tier_share_chart(const ReportData& data) {
   chart.x_label = "share of the class's two-way calls (%)";
   chart.y_label = "policy";
   chart.percent = true;
-  for (std::size_t t = 0; t < kTiers.size(); ++t) {
-    chart.legend.push_back({std::string(tier_title(kTiers[t])), fill_class(kTierColours[t])});
+  for (std::size_t t = 0; t < stats::kAllTiers.size(); ++t) {
+    chart.legend.push_back(
+        {std::string(tier_title(stats::kAllTiers[t])), fill_class(kTierColours[t])});
   }
-  for (stats::SchedClass c : kClasses) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
     BarGroup group;
     group.heading = std::string(class_title(c)) + " callers";
     for (const ReportPolicy& policy : data.policies) {
       BarRow row;
       row.label = policy.label;
       row.empty_text = "no calls of this class";
-      for (std::size_t t = 0; t < kTiers.size(); ++t) {
-        const std::optional<double> share = pooled_share(policy, c, kTiers[t]);
+      for (std::size_t t = 0; t < stats::kAllTiers.size(); ++t) {
+        const std::optional<double> share = pooled_share(policy, c, stats::kAllTiers[t]);
         if (!share) break;
-        row.segments.push_back({*share * 100.0, kTierColours[t],
-                                fmt::format("{}, {}, {}: {} ({} calls)", policy.label,
-                                            class_title(c), tier_title(kTiers[t]),
-                                            percent_text(*share), tier_count(policy, c, kTiers[t])),
-                                percent_text(*share)});
+        row.segments.push_back(
+            {*share * 100.0, kTierColours[t],
+             fmt::format("{}, {}, {}: {} ({} calls)", policy.label, class_title(c),
+                         tier_title(stats::kAllTiers[t]), percent_text(*share),
+                         tier_count(policy, c, stats::kAllTiers[t])),
+             percent_text(*share)});
       }
       group.rows.push_back(std::move(row));
     }
@@ -399,8 +396,8 @@ std::string breakdown_chart(const ReportData& data) {
   for (std::size_t p = 0; p < kBreakdownParts.size(); ++p) {
     chart.legend.push_back({std::string(kBreakdownParts[p].label), fill_class(kPartColours[p])});
   }
-  for (stats::SchedClass c : kClasses) {
-    for (stats::Tier t : kTiers) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
+    for (stats::Tier t : stats::kAllTiers) {
       BarGroup group;
       group.heading = fmt::format("{} {}", class_title(c), tier_title(t));
       bool any = false;
@@ -592,8 +589,8 @@ std::string cdf_chart(const ReportData& data) {
   all.title = "all two-way calls";
   for (const ReportPolicy& policy : data.policies) all.curves.push_back(latency_cdf(policy));
   panels.push_back(std::move(all));
-  for (stats::SchedClass c : kClasses) {
-    for (stats::Tier t : kTiers) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
+    for (stats::Tier t : stats::kAllTiers) {
       CdfPanel panel;
       panel.title = fmt::format("{} {}", class_title(c), tier_title(t));
       for (const ReportPolicy& policy : data.policies) {

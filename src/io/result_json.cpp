@@ -12,11 +12,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
-    stats::SchedClass::kFifo, stats::SchedClass::kOther};
-constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
-    stats::Tier::kSameCore, stats::Tier::kSameCluster, stats::Tier::kCrossCluster};
-
 // x rounded to the nearest multiple of 1/scale (IEEE arithmetic only: same on every machine).
 double round_to_scale(double x, double scale) { return std::round(x * scale) / scale; }
 
@@ -79,7 +74,7 @@ ordered_json lock_json(const stats::LockStats& lock) {
 
 double tier_share(const stats::RunResult& result, stats::SchedClass sched_class, stats::Tier tier) {
   std::uint64_t class_total = 0;
-  for (stats::Tier t : kTiers) class_total += result.tier(sched_class, t).count();
+  for (stats::Tier t : stats::kAllTiers) class_total += result.tier(sched_class, t).count();
   if (class_total == 0) return 0.0;
   return static_cast<double>(result.tier(sched_class, tier).count()) /
          static_cast<double>(class_total);
@@ -130,9 +125,10 @@ ordered_json result_to_json(const stats::RunResult& result) {
   latency["max_ns"] = lat.max();
 
   ordered_json& tiers = j["tiers"];
-  for (stats::SchedClass c : kClasses) {
+  for (stats::SchedClass c : stats::kAllSchedClasses) {
     ordered_json& cls = tiers[std::string(stats::sched_class_name(c))];
-    for (stats::Tier t : kTiers) cls[std::string(stats::tier_name(t))] = tier_json(result, c, t);
+    for (stats::Tier t : stats::kAllTiers)
+      cls[std::string(stats::tier_name(t))] = tier_json(result, c, t);
   }
 
   j["counters"] = counters_json(result.counters);

@@ -10,11 +10,6 @@ namespace bindersim::stats {
 
 namespace {
 
-constexpr std::array<SchedClass, kNumSchedClasses> kClasses = {SchedClass::kFifo,
-                                                               SchedClass::kOther};
-constexpr std::array<Tier, kNumTiers> kTiers = {Tier::kSameCore, Tier::kSameCluster,
-                                                Tier::kCrossCluster};
-
 // Welch–Satterthwaite df is rounded down after this slack, so that a df that is an integer
 // in exact arithmetic (e.g. 4 for two samples of 3 with equal variances) is not taken as the
 // integer below through rounding error.
@@ -30,7 +25,7 @@ std::optional<double> per_call(std::uint64_t count, const RunResult& r) {
 
 std::uint64_t class_calls(const RunResult& r, SchedClass c) {
   std::uint64_t total = 0;
-  for (Tier t : kTiers) total += r.tier(c, t).count();
+  for (Tier t : kAllTiers) total += r.tier(c, t).count();
   return total;
 }
 
@@ -140,8 +135,8 @@ std::vector<Metric> comparison_metrics() {
                        return us(static_cast<double>(r.latency.percentile(q)));
                      }));
   }
-  for (SchedClass c : kClasses) {
-    for (Tier t : kTiers) {
+  for (SchedClass c : kAllSchedClasses) {
+    for (Tier t : kAllTiers) {
       const std::string key =
           "tiers." + std::string(sched_class_name(c)) + "." + std::string(tier_name(t));
       const std::string label = tier_label(c, t);

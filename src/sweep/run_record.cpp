@@ -19,10 +19,6 @@ namespace {
 using nlohmann::ordered_json;
 using stats::Histogram;
 
-constexpr std::array<stats::SchedClass, stats::kNumSchedClasses> kClasses = {
-    stats::SchedClass::kFifo, stats::SchedClass::kOther};
-constexpr std::array<stats::Tier, stats::kNumTiers> kTiers = {
-    stats::Tier::kSameCore, stats::Tier::kSameCluster, stats::Tier::kCrossCluster};
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
 std::string uint128_text(Uint128 value) {
@@ -391,9 +387,9 @@ void write_run_record(const RunSpec& run, const stats::RunResult& result, std::o
   exact["failed_calls"] = result.failed_calls;
   exact["latency"] = histogram_to_json(result.latency);
   ordered_json& tiers = exact["tiers"];
-  for (const stats::SchedClass c : kClasses) {
+  for (const stats::SchedClass c : stats::kAllSchedClasses) {
     ordered_json& cls = tiers[std::string(stats::sched_class_name(c))];
-    for (const stats::Tier t : kTiers) {
+    for (const stats::Tier t : stats::kAllTiers) {
       ordered_json& tier = cls[std::string(stats::tier_name(t))];
       tier["histogram"] = histogram_to_json(result.tier(c, t));
       tier["breakdown_sums"] = breakdown_sums_json(result.tier_breakdown(c, t));
@@ -444,9 +440,9 @@ RunRecord read_run_record(const JsonNode& root) {
   r.failed_calls = read_count(exact.required("failed_calls"));
   r.latency = histogram_from_json(exact.required("latency"));
   ObjectReader tiers(exact.required("tiers"));
-  for (const stats::SchedClass c : kClasses) {
+  for (const stats::SchedClass c : stats::kAllSchedClasses) {
     ObjectReader cls(tiers.required(stats::sched_class_name(c)));
-    for (const stats::Tier t : kTiers) {
+    for (const stats::Tier t : stats::kAllTiers) {
       ObjectReader tier(cls.required(stats::tier_name(t)));
       r.tier(c, t) = histogram_from_json(tier.required("histogram"));
       const JsonNode sums = tier.required("breakdown_sums");

@@ -19,6 +19,11 @@ inline constexpr std::size_t kNumSchedClasses = 2;
 // started handling the call.
 enum class Tier : std::uint8_t { kSameCore = 0, kSameCluster = 1, kCrossCluster = 2 };
 inline constexpr std::size_t kNumTiers = 3;
+// Every class and every tier, in enum order: the order tables and documents list them in.
+inline constexpr std::array<SchedClass, kNumSchedClasses> kAllSchedClasses = {SchedClass::kFifo,
+                                                                              SchedClass::kOther};
+inline constexpr std::array<Tier, kNumTiers> kAllTiers = {Tier::kSameCore, Tier::kSameCluster,
+                                                          Tier::kCrossCluster};
 
 std::string_view sched_class_name(SchedClass c);  // "sched_fifo", "sched_other"
 std::string_view tier_name(Tier t);               // "same_core", "same_cluster", "cross_cluster"
