@@ -599,6 +599,15 @@ std::int64_t JsonNode::as_int(std::int64_t min, std::int64_t max) const {
   return value;
 }
 
+std::uint64_t JsonNode::as_strict_uint64() const {
+  if (value_->is_number_unsigned()) return value_->get<std::uint64_t>();
+  // Documents built in memory hold signed integers; parsed ones hold unsigned.
+  if (value_->is_number_integer() && value_->get<std::int64_t>() >= 0) {
+    return static_cast<std::uint64_t>(value_->get<std::int64_t>());
+  }
+  fail_expected("a non-negative integer");
+}
+
 std::uint64_t JsonNode::as_uint64() const {
   if (value_->is_number_unsigned()) return value_->get<std::uint64_t>();
   if (value_->is_number_integer() && value_->get<std::int64_t>() >= 0) {

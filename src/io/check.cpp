@@ -85,20 +85,10 @@ std::string tier_metric(stats::SchedClass c, stats::Tier t, std::string_view met
 
 // ---- strict reading ----
 
-std::uint64_t read_uint(const JsonNode& node) {
-  const nlohmann::json& raw = node.raw();
-  if (raw.is_number_unsigned()) return raw.get<std::uint64_t>();
-  // Documents built in memory hold signed integers; parsed ones hold unsigned.
-  if (raw.is_number_integer() && raw.get<std::int64_t>() >= 0) {
-    return static_cast<std::uint64_t>(raw.get<std::int64_t>());
-  }
-  node.fail_expected("a non-negative integer");
-}
-
 // Latencies are clamped to the histograms' largest value, 2^40 ns.
 std::uint64_t read_ns(const JsonNode& node) {
   constexpr std::uint64_t kMaxNs = std::uint64_t{1} << 40;
-  const std::uint64_t value = read_uint(node);
+  const std::uint64_t value = node.as_strict_uint64();
   if (value > kMaxNs) node.fail_expected("an integer in [0, " + std::to_string(kMaxNs) + "]");
   return value;
 }
@@ -127,7 +117,7 @@ stats::Breakdown read_breakdown(const JsonNode& node) {
     if (part.may_be_negative) {
       b.*part.member = read_int(value);
     } else {
-      const std::uint64_t v = read_uint(value);
+      const std::uint64_t v = value.as_strict_uint64();
       if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
         value.fail_expected("a non-negative 64-bit signed integer");
       }
@@ -146,7 +136,7 @@ double read_non_negative(const JsonNode& node) {
 
 // Reads the keys of DistributionFields from `r` (the caller reads the others and finishes).
 void read_distribution(ObjectReader& r, DistributionFields& f) {
-  f.count = read_uint(r.required("count"));
+  f.count = r.required("count").as_strict_uint64();
   f.mean_ns = read_ns(r.required("mean_ns"));
   f.p50_ns = read_ns(r.required("p50_ns"));
   f.p90_ns = read_ns(r.required("p90_ns"));
@@ -177,7 +167,7 @@ stats::Counters read_counters(const JsonNode& node) {
   ObjectReader r(node);
   stats::Counters counters;
   for (const CounterField& field : kCounterFields) {
-    counters.*field.member = read_uint(r.required(field.name));
+    counters.*field.member = r.required(field.name).as_strict_uint64();
   }
   r.finish();
   return counters;
@@ -190,17 +180,17 @@ void validate_scheduler(const JsonNode& node) {
   for (const JsonNode& cluster : r.required("clusters").items()) {
     ObjectReader c(cluster);
     c.required("name").as_string();
-    read_uint(c.required("mean_freq_khz"));
+    c.required("mean_freq_khz").as_strict_uint64();
     c.finish();
   }
   for (const JsonNode& share : r.required("cpu_busy_share").items()) share.as_number(0.0, 1.0);
   for (const char* key :
        {"frequency_changes", "newidle_pulls", "balance_pulls", "misfit_migrations"}) {
-    read_uint(r.required(key));
+    r.required(key).as_strict_uint64();
   }
   // Results written before RT push and pull were modelled have no counts of them.
   for (const char* key : {"rt_pulls", "rt_pushes"}) {
-    if (auto count = r.optional(key)) read_uint(*count);
+    if (auto count = r.optional(key)) count->as_strict_uint64();
   }
   r.finish();
 }
@@ -208,20 +198,22 @@ void validate_scheduler(const JsonNode& node) {
 // A lock's statistics in the `allocator` object (validated only, as `scheduler`).
 void validate_lock(const JsonNode& node) {
   ObjectReader r(node);
-  for (const char* key : {"acquisitions", "contended"}) read_uint(r.required(key));
+  for (const char* key : {"acquisitions", "contended"}) r.required(key).as_strict_uint64();
   r.required("contended_share").as_number(0.0, 1.0);
-  for (const char* key : {"trylock_failures", "sleeps", "handoffs"}) read_uint(r.required(key));
+  for (const char* key : {"trylock_failures", "sleeps", "handoffs"}) {
+    r.required(key).as_strict_uint64();
+  }
   for (const char* key : {"wait", "hold"}) {
     ObjectReader d(r.required(key));
-    read_uint(d.required("count"));
+    d.required("count").as_strict_uint64();
     for (const char* ns : {"mean_ns", "p50_ns", "p99_ns", "max_ns"}) read_ns(d.required(ns));
     d.finish();
   }
-  read_uint(r.required("spin_ns"));
+  r.required("spin_ns").as_strict_uint64();
   for (const char* key : {"inversions", "owner_preempted"}) {
     ObjectReader e(r.required(key));
-    read_uint(e.required("count"));
-    read_uint(e.required("total_ns"));
+    e.required("count").as_strict_uint64();
+    e.required("total_ns").as_strict_uint64();
     e.finish();
   }
   r.finish();
@@ -233,7 +225,7 @@ void validate_allocator(const JsonNode& node) {
   r.required("page_install").as_enum({"locked", "unlocked"});
   for (const char* key : {"allocations", "failed_no_space", "failed_async_space", "pages_installed",
                           "pages_reclaimed", "shrinker_skips"}) {
-    read_uint(r.required(key));
+    r.required(key).as_strict_uint64();
   }
   validate_lock(r.required("alloc_lock"));
   validate_lock(r.required("page_lock"));
@@ -448,12 +440,12 @@ ResultDocument read_result(const JsonDocument& document) {
     doc.selector_params = compact_json(params->raw());
   }
   doc.placement = root.required("placement").as_string();
-  doc.seed = read_uint(root.required("seed"));
+  doc.seed = root.required("seed").as_strict_uint64();
 
   ObjectReader transactions(root.required("transactions"));
-  doc.completed = read_uint(transactions.required("completed"));
+  doc.completed = transactions.required("completed").as_strict_uint64();
   doc.per_second = read_non_negative(transactions.required("per_second"));
-  if (auto failed = transactions.optional("failed")) doc.failed = read_uint(*failed);
+  if (auto failed = transactions.optional("failed")) doc.failed = failed->as_strict_uint64();
   transactions.finish();
 
   doc.latency = read_latency(root.required("latency"));
@@ -481,7 +473,7 @@ ResultDocument read_result(const JsonDocument& document) {
   ObjectReader nudges(selection.required("nudges"));
   for (const SelectionField& field : kSelectionFields) {
     ObjectReader& group = field.group == kDecisionsGroup ? decisions : nudges;
-    doc.selection.*field.member = read_uint(group.required(field.name));
+    doc.selection.*field.member = group.required(field.name).as_strict_uint64();
   }
   decisions.finish();
   nudges.finish();

@@ -18,15 +18,6 @@ namespace bindersim::io {
 
 namespace {
 
-std::uint64_t read_uint(const JsonNode& node) {
-  const nlohmann::json& raw = node.raw();
-  if (raw.is_number_unsigned()) return raw.get<std::uint64_t>();
-  if (raw.is_number_integer() && raw.get<std::int64_t>() >= 0) {
-    return static_cast<std::uint64_t>(raw.get<std::int64_t>());
-  }
-  node.fail_expected("a non-negative integer");
-}
-
 std::optional<double> read_optional_number(const JsonNode& node) {
   if (node.is_null()) return std::nullopt;
   if (!node.raw().is_number() || !std::isfinite(node.raw().get<double>())) {
@@ -85,7 +76,7 @@ std::optional<SchedulerFields> read_scheduler(const JsonNode& root) {
     ObjectReader c(cluster);
     std::string name = c.required("name").as_string();
     fields.cluster_mean_freq_khz.emplace_back(std::move(name),
-                                              read_uint(c.required("mean_freq_khz")));
+                                              c.required("mean_freq_khz").as_strict_uint64());
   }
   for (const JsonNode& share : r.required("cpu_busy_share").items()) {
     fields.cpu_busy_share.push_back(share.as_number(0.0, 1.0));
@@ -197,7 +188,7 @@ std::vector<std::uint64_t> read_seed_list(const JsonNode& node,
                                           const std::vector<std::uint64_t>& exclude = {}) {
   std::vector<std::uint64_t> seeds;
   for (const JsonNode& item : node.items()) {
-    const std::uint64_t seed = read_uint(item);
+    const std::uint64_t seed = item.as_strict_uint64();
     if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end() ||
         std::find(exclude.begin(), exclude.end(), seed) != exclude.end()) {
       item.fail_expected("each seed once");
@@ -258,12 +249,12 @@ void read_compare(const JsonDocument& document, ReportData& data) {
   for (const JsonNode& run : root.required("runs").items()) {
     ObjectReader r(run);
     const JsonNode column_node = r.required("column");
-    const std::uint64_t column = read_uint(column_node);
+    const std::uint64_t column = column_node.as_strict_uint64();
     if (column >= policies.size()) {
       column_node.fail_expected("a column index below " + std::to_string(policies.size()));
     }
     const JsonNode seed_node = r.required("seed");
-    const std::uint64_t seed = read_uint(seed_node);
+    const std::uint64_t seed = seed_node.as_strict_uint64();
     if (std::find(table.seeds.begin(), table.seeds.end(), seed) == table.seeds.end()) {
       seed_node.fail_expected("one of the document's seeds (/seeds)");
     }
@@ -351,17 +342,17 @@ std::vector<std::string> read_axis_values(const JsonNode& node,
 void read_sweep_runs(const JsonNode& node, ReportSweep& sweep) {
   ObjectReader r(node);
   const JsonNode listed = r.required("listed");
-  if (!listed.is_null()) sweep.listed = read_uint(listed);
-  sweep.merged = read_uint(r.required("merged"));
-  sweep.ignored = read_uint(r.required("ignored"));
+  if (!listed.is_null()) sweep.listed = listed.as_strict_uint64();
+  sweep.merged = r.required("merged").as_strict_uint64();
+  sweep.ignored = r.required("ignored").as_strict_uint64();
   for (const JsonNode& run : r.required("missing").items()) {
     ObjectReader m(run);
-    read_uint(m.required("index"));
+    m.required("index").as_strict_uint64();
     m.required("run_id").as_name();
     read_axis_values(m.required("axes"), sweep.axes);
     m.required("selector").as_name();
     m.required("placement").as_name();
-    read_uint(m.required("seed"));
+    m.required("seed").as_strict_uint64();
     m.finish();
     ++sweep.missing;
   }

@@ -37,6 +37,9 @@ class JsonNode {
   std::int64_t as_int() const;                     // a number without fraction
   std::int64_t as_int(std::int64_t min, std::int64_t max) const;
   std::uint64_t as_uint64() const;  // an integer in [0, 2^64 - 1] (seeds)
+  // A non-negative integer stored as one, as in the documents bindersim writes: unlike
+  // as_uint64(), a float (3.0) is refused.
+  std::uint64_t as_strict_uint64() const;
   std::string as_string() const;
   // A name that goes into one-line output and identifiers: a non-empty string without control
   // characters (a newline would split a line).
