@@ -36,6 +36,18 @@ std::string pad_right(const std::string& text, std::size_t width) {
   return w >= width ? text : text + std::string(width - w, ' ');
 }
 
+std::string group_thousands(std::string_view number) {
+  const std::size_t first_digit = !number.empty() && number[0] == '-' ? 1 : 0;
+  const std::size_t point = std::min(number.find('.'), number.size());
+  std::string out(number.substr(0, first_digit));
+  for (std::size_t i = first_digit; i < point; ++i) {
+    if (i != first_digit && (point - i) % 3 == 0) out.push_back(',');
+    out.push_back(number[i]);
+  }
+  out.append(number.substr(point));
+  return out;
+}
+
 namespace {
 
 // Decimals that give a mean of this size four significant digits, within [1, 4].
@@ -51,18 +63,10 @@ int decimals_for(double x) {
 // rounds to zero is printed without a sign.
 std::string grouped(double x, int decimals) {
   std::string text = fmt::format("{:.{}f}", x, decimals);
-  std::string sign;
-  if (!text.empty() && text[0] == '-') {
+  if (!text.empty() && text[0] == '-' && text.find_first_not_of("-0.") == std::string::npos) {
     text.erase(0, 1);
-    if (text.find_first_not_of("0.") != std::string::npos) sign = "-";
   }
-  const std::size_t point = std::min(text.find('.'), text.size());
-  std::string out;
-  for (std::size_t i = 0; i < point; ++i) {
-    if (i != 0 && (point - i) % 3 == 0) out.push_back(',');
-    out.push_back(text[i]);
-  }
-  return sign + out + text.substr(point);
+  return group_thousands(text);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "bindersim/common/error.hpp"
+#include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/report.hpp"
 #include "bindersim/io/report_svg.hpp"
 #include "bindersim/io/result_json.hpp"
@@ -140,19 +141,7 @@ std::string grouped(double x, int decimals) {
   // Beyond a thousand million million, fixed notation runs to hundreds of digits: no figure of
   // a real run gets there, a malformed document can.
   if (std::fabs(x) >= kLargestFixed) return fmt::format("{:.4g}", x);
-  std::string text = format_fixed(x, decimals);
-  std::string sign;
-  if (!text.empty() && text[0] == '-') {
-    sign = "-";
-    text.erase(0, 1);
-  }
-  const std::size_t point = std::min(text.find('.'), text.size());
-  std::string out;
-  for (std::size_t i = 0; i < point; ++i) {
-    if (i != 0 && (point - i) % 3 == 0) out.push_back(',');
-    out.push_back(text[i]);
-  }
-  return sign + out + text.substr(point);
+  return group_thousands(format_fixed(x, decimals));
 }
 
 // Four significant digits, as the console's compare table prints them.
