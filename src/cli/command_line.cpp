@@ -108,16 +108,6 @@ double ProgressLine::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-std::string group_digits(std::uint64_t value) {
-  const std::string digits = std::to_string(value);
-  std::string grouped;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
-    grouped += digits[i];
-  }
-  return grouped;
-}
-
 std::string format_eta(double seconds) {
   const auto total = static_cast<std::uint64_t>(std::llround(std::max(0.0, seconds)));
   const std::uint64_t minutes = total / 60;

@@ -94,8 +94,7 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_;
 };
 
-// Formats for progress lines: 1234567 -> "1,234,567"; an ETA of 75.2 s -> "1:15".
-std::string group_digits(std::uint64_t value);
+// An ETA for progress lines: 75.2 s -> "1:15".
 std::string format_eta(double seconds);
 
 }  // namespace bindersim::cli

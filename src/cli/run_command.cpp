@@ -17,6 +17,7 @@
 
 #include "bindersim/common/error.hpp"
 #include "bindersim/common/json_reader.hpp"
+#include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/console.hpp"
 #include "bindersim/io/result_json.hpp"
 #include "bindersim/sched/placement.hpp"
@@ -128,14 +129,14 @@ class RunProgress final : public sim::ProgressSink {
     const double rate = elapsed > 0 ? static_cast<double>(p.calls_done) / elapsed : 0.0;
     std::string text =
         fmt::format("{:.3f} s simulated | {}", static_cast<double>(p.simulated_ns) / 1e9,
-                    group_digits(p.calls_done));
+                    io::group_thousands(p.calls_done));
     if (p.calls_expected > 0 && p.calls_done <= p.calls_expected) {
       const double done = static_cast<double>(p.calls_done) / static_cast<double>(p.calls_expected);
-      text += fmt::format("/{} calls ({:.0f}%) | {}/s", group_digits(p.calls_expected), 100 * done,
-                          group_digits(static_cast<std::uint64_t>(rate)));
+      text += fmt::format("/{} calls ({:.0f}%) | {}/s", io::group_thousands(p.calls_expected),
+                          100 * done, io::group_thousands(static_cast<std::uint64_t>(rate)));
       if (done > 0) text += " | ETA " + format_eta(elapsed * (1 - done) / done);
     } else {
-      text += fmt::format(" calls | {}/s", group_digits(static_cast<std::uint64_t>(rate)));
+      text += fmt::format(" calls | {}/s", io::group_thousands(static_cast<std::uint64_t>(rate)));
     }
     line_.show(text);
   }

@@ -48,6 +48,8 @@ std::string group_thousands(std::string_view number) {
   return out;
 }
 
+std::string group_thousands(std::uint64_t count) { return group_thousands(std::to_string(count)); }
+
 namespace {
 
 // Decimals that give a mean of this size four significant digits, within [1, 4].

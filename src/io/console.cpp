@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindersim/common/json_reader.hpp"
+#include "bindersim/io/compare_report.hpp"
 #include "bindersim/io/result_json.hpp"
 
 namespace bindersim::io {
@@ -21,24 +22,12 @@ namespace {
 using stats::tier_label;
 std::string_view class_label(stats::SchedClass c) { return stats::sched_class_label(c); }
 
-// 1234567 -> "1,234,567".
-std::string grouped(std::uint64_t n) {
-  std::string digits = fmt::format("{}", n);
-  std::string out;
-  out.reserve(digits.size() + digits.size() / 3);
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
 // A non-negative rate with one decimal and grouped thousands: 41045.06 -> "41,045.1".
 std::string grouped_rate(double x) {
   const double tenths = std::round(x * 10.0);
   const auto whole = static_cast<std::uint64_t>(tenths / 10.0);
   const auto frac = static_cast<std::uint64_t>(tenths - static_cast<double>(whole) * 10.0);
-  return fmt::format("{}.{}", grouped(whole), frac);
+  return fmt::format("{}.{}", group_thousands(whole), frac);
 }
 
 // Nanoseconds as milliseconds with 3 decimals, bare (for columns titled "(ms)") or with unit.
@@ -109,7 +98,7 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
       console_text(result.scenario),
       console_text(result.selector_params.empty() ? result.selector
                                                   : result.selector + " " + result.selector_params),
-      console_text(result.placement), result.seed, grouped(result.completed),
+      console_text(result.placement), result.seed, group_thousands(result.completed),
       grouped_rate(result.per_second()));
   out << fmt::format("{:<{}}{:<{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}\n", "class", kClassWidth, "tier",
                      kTierWidth, "avg latency", kLatencyWidth, "calls", kCallsWidth, "share",
@@ -121,7 +110,7 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
       out << fmt::format("{:<{}}{:<{}}", t == stats::Tier::kSameCore ? class_label(c) : "",
                          kClassWidth, tier_label(t), kTierWidth)
           << right(empty ? "-" : ms(h.mean()), kLatencyWidth)
-          << right(grouped(h.count()), kCallsWidth)
+          << right(group_thousands(h.count()), kCallsWidth)
           << right(percent(tier_share(result, c, t)), kShareWidth)
           << right(empty ? "-" : ms(h.percentile(0.50)), kLatencyWidth)
           << right(empty ? "-" : ms(h.percentile(0.99)), kLatencyWidth) << '\n';
@@ -132,21 +121,24 @@ void print_tier_table(const stats::RunResult& result, std::ostream& out) {
   out << fmt::format(
       "selection: same cpu {}, same cluster {}, other {}, none idle {} | nudges: applied {}, "
       "declined {}\n",
-      grouped(s.same_cpu), grouped(s.same_cluster), grouped(s.other), grouped(s.none_idle),
-      grouped(s.nudges_applied), grouped(s.nudges_declined));
+      group_thousands(s.same_cpu), group_thousands(s.same_cluster), group_thousands(s.other),
+      group_thousands(s.none_idle), group_thousands(s.nudges_applied),
+      group_thousands(s.nudges_declined));
   const stats::SchedulerStats& sched = result.scheduler;
   std::string freqs;
   for (const auto& cluster : sched.clusters) {
     if (!freqs.empty()) freqs += ", ";
-    freqs += fmt::format("{} {}", cluster.name,
-                         grouped(static_cast<std::uint64_t>((cluster.mean_freq_khz + 500) / 1000)));
+    freqs += fmt::format(
+        "{} {}", cluster.name,
+        group_thousands(static_cast<std::uint64_t>((cluster.mean_freq_khz + 500) / 1000)));
   }
   out << fmt::format(
       "scheduler: {} governor, mean MHz {} | frequency changes {} | migrations {}, pulls: "
       "new-idle {}, balance {}, misfit {}, RT {} | RT pushes {}\n",
-      sched.governor, freqs, grouped(sched.frequency_changes), grouped(result.counters.migrations),
-      grouped(sched.newidle_pulls), grouped(sched.balance_pulls), grouped(sched.misfit_migrations),
-      grouped(sched.rt_pulls), grouped(sched.rt_pushes));
+      sched.governor, freqs, group_thousands(sched.frequency_changes),
+      group_thousands(result.counters.migrations), group_thousands(sched.newidle_pulls),
+      group_thousands(sched.balance_pulls), group_thousands(sched.misfit_migrations),
+      group_thousands(sched.rt_pulls), group_thousands(sched.rt_pushes));
   print_allocator(result, out);
 }
 
@@ -156,20 +148,21 @@ void print_allocator(const stats::RunResult& result, std::ostream& out) {
   out << fmt::format(
       "allocator: {} lock, pages installed {} ({}), reclaimed {} (shrinker skips {}) | failed "
       "sends {} (no space {}, no async space {})\n",
-      a.lock, grouped(a.pages_installed), a.pages_installed_locked ? "under the lock" : "unlocked",
-      grouped(a.pages_reclaimed), grouped(a.shrinker_skips), grouped(result.failed_calls),
-      grouped(a.failed_no_space), grouped(a.failed_async_space));
+      a.lock, group_thousands(a.pages_installed),
+      a.pages_installed_locked ? "under the lock" : "unlocked", group_thousands(a.pages_reclaimed),
+      group_thousands(a.shrinker_skips), group_thousands(result.failed_calls),
+      group_thousands(a.failed_no_space), group_thousands(a.failed_async_space));
   const auto lock_line = [&out](std::string_view name, const stats::LockStats& l) {
     if (l.acquisitions == 0) return;
     out << fmt::format(
         "{}: {} acquisitions, contended {} | wait p50 {} p99 {} | hold mean {} p99 {} | spin {} "
         "| sleeps {}, handoffs {} | owner preempted {} ({}), inversions {} ({})\n",
-        name, grouped(l.acquisitions), percent(l.contended_share()),
+        name, group_thousands(l.acquisitions), percent(l.contended_share()),
         us_text(l.wait_ns.percentile(0.50)), us_text(l.wait_ns.percentile(0.99)),
         us_text(l.hold_ns.mean_rounded()), us_text(l.hold_ns.percentile(0.99)),
-        ms(static_cast<double>(l.spin_ns)), grouped(l.sleeps), grouped(l.handoffs),
-        grouped(l.owner_preempted), ms(static_cast<double>(l.owner_preempted_ns)),
-        grouped(l.inversions), ms(static_cast<double>(l.inversion_ns)));
+        ms(static_cast<double>(l.spin_ns)), group_thousands(l.sleeps), group_thousands(l.handoffs),
+        group_thousands(l.owner_preempted), ms(static_cast<double>(l.owner_preempted_ns)),
+        group_thousands(l.inversions), ms(static_cast<double>(l.inversion_ns)));
   };
   lock_line("alloc lock", a.alloc_lock);
   lock_line("page lock", a.page_lock);
@@ -193,7 +186,7 @@ void print_binder_throughput(const stats::RunResult& result, int workers, int cl
     return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6);
   };
   out << "binderThroughputTest terms (" << workers << " workers, "
-      << grouped(static_cast<std::uint64_t>(iterations)) << " iterations each)\n";
+      << group_thousands(static_cast<std::uint64_t>(iterations)) << " iterations each)\n";
   out << fmt::format("iterations per sec: {:.1f}\n", per_sec);
   // Without a call there is no latency to state, no bucket to name, nor anything to divide the
   // counters by: "-".
@@ -224,8 +217,9 @@ void print_binder_throughput(const stats::RunResult& result, int workers, int cl
     out << fmt::format(
         "{}: cpu-cycles {} | cache-references {} | cache-misses {} | cpu-migrations {} | "
         "context-switches {} | per call: {}\n",
-        label, grouped(c->cpu_cycles), grouped(c->cache_refs), grouped(c->cache_misses),
-        grouped(c->migrations), grouped(c->context_switches), per_call);
+        label, group_thousands(c->cpu_cycles), group_thousands(c->cache_refs),
+        group_thousands(c->cache_misses), group_thousands(c->migrations),
+        group_thousands(c->context_switches), per_call);
   }
 }
 
@@ -237,7 +231,8 @@ void print_comparison(std::span<const stats::RunResult> results, std::ostream& o
   std::vector<std::pair<std::string, Cell>> rows;
   auto count_row = [&rows](std::string label,
                            std::function<std::uint64_t(const stats::RunResult&)> f) {
-    rows.emplace_back(std::move(label), [f](const stats::RunResult& r) { return grouped(f(r)); });
+    rows.emplace_back(std::move(label),
+                      [f](const stats::RunResult& r) { return group_thousands(f(r)); });
   };
 
   rows.emplace_back("seed", [](const stats::RunResult& r) { return fmt::format("{}", r.seed); });

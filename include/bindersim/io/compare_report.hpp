@@ -82,6 +82,8 @@ std::string pad_right(const std::string& text, std::size_t width);
 // `number` (an optional "-", digits, then optionally "." and decimals) with a comma between
 // each group of three digits before the point: "-1234567.5" -> "-1,234,567.5".
 std::string group_thousands(std::string_view number);
+// The same for a count: 1234567 -> "1,234,567".
+std::string group_thousands(std::uint64_t count);
 // The mean with four significant digits (at least one decimal, at most four) and grouped
 // thousands, followed by " ± ci95" when `with_ci` and the CI is defined; "-" when undefined.
 std::string mean_cell(const stats::ColumnStats& s, bool with_ci);
