@@ -50,16 +50,15 @@ std::string group_thousands(std::string_view number) {
 
 std::string group_thousands(std::uint64_t count) { return group_thousands(std::to_string(count)); }
 
-namespace {
-
-// Decimals that give a mean of this size four significant digits, within [1, 4].
-int decimals_for(double x) {
+int four_significant_decimals(double x) {
   const double a = std::fabs(x);
   if (a >= 100.0 || a == 0.0) return 1;
   if (a >= 10.0) return 2;
   if (a >= 1.0) return 3;
   return 4;
 }
+
+namespace {
 
 // x with `decimals` decimals and grouped thousands: 41045.06, 1 -> "41,045.1". A value that
 // rounds to zero is printed without a sign.
@@ -75,7 +74,7 @@ std::string grouped(double x, int decimals) {
 
 std::string mean_cell(const stats::ColumnStats& s, bool with_ci) {
   if (!s.mean) return "-";
-  const int decimals = decimals_for(*s.mean);
+  const int decimals = four_significant_decimals(*s.mean);
   std::string cell = grouped(*s.mean, decimals);
   if (with_ci && s.ci95) cell += " ± " + grouped(*s.ci95, decimals);
   return cell;

@@ -145,10 +145,7 @@ std::string grouped(double x, int decimals) {
 }
 
 // Four significant digits, as the console's compare table prints them.
-std::string significant_text(double x) {
-  const double a = std::fabs(x);
-  return grouped(x, a >= 100.0 || a == 0.0 ? 1 : a >= 10.0 ? 2 : a >= 1.0 ? 3 : 4);
-}
+std::string significant_text(double x) { return grouped(x, four_significant_decimals(x)); }
 
 std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
   if (seeds.empty()) return "none";

@@ -84,6 +84,9 @@ std::string pad_right(const std::string& text, std::size_t width);
 std::string group_thousands(std::string_view number);
 // The same for a count: 1234567 -> "1,234,567".
 std::string group_thousands(std::uint64_t count);
+// The decimals that give a value of this size four significant digits, within [1, 4]: 1 from
+// 100 on (and for 0), 2 from 10, 3 from 1, else 4.
+int four_significant_decimals(double x);
 // The mean with four significant digits (at least one decimal, at most four) and grouped
 // thousands, followed by " ± ci95" when `with_ci` and the CI is defined; "-" when undefined.
 std::string mean_cell(const stats::ColumnStats& s, bool with_ci);
