@@ -99,6 +99,26 @@ TEST_F(PlacementTest, WakerCountsWakeeFlipsAndHalvesThemEverySecond) {
   EXPECT_EQ(flips(), 3U / 2 + 1);
 }
 
+TEST_F(PlacementTest, WakeeFlipsAreNotHalvedWithinASecondOfTheLastDecay) {
+  // record_wakee(): half a second after the first flips the count still only goes up; it is
+  // halved once more than a second has passed since the last decay.
+  const int a = sleeper(5);
+  const int b = sleeper(6);
+  const int waker = busy({0})[0];
+  const WakeContext ctx = from_cpu(0, waker);
+  auto flips = [&] { return sched_.task(waker).wakee_flips; };
+  MP::select_task_rq_fair(sched_, a, 5, ctx);
+  MP::select_task_rq_fair(sched_, b, 6, ctx);
+  MP::select_task_rq_fair(sched_, a, 5, ctx);
+  ASSERT_EQ(flips(), 3U);
+  run_for(500 * kMillisecond);
+  MP::select_task_rq_fair(sched_, b, 6, ctx);
+  EXPECT_EQ(flips(), 4U);
+  run_for(600 * kMillisecond);
+  MP::select_task_rq_fair(sched_, a, 5, ctx);
+  EXPECT_EQ(flips(), 4U / 2 + 1);
+}
+
 // --- wake_affine ---------------------------------------------------------------------------
 
 TEST_F(PlacementTest, WakeAffineIdleThisCpuPrefersIdlePrevElseThis) {
@@ -125,6 +145,24 @@ TEST_F(PlacementTest, SyncWakeupFromACpuRunningOnlyTheWakerStaysThere) {
   ASSERT_EQ(sched_.rq(0).curr, waker);
   ASSERT_EQ(sched_.nr_running(0), 2);
   EXPECT_EQ(MP::wake_affine(sched_, tid, 0, 5, /*sync*/ true, waker), 5);
+}
+
+TEST_F(PlacementTest, SyncWakeAffineBreaksATieOfLoadsTowardsThisCpu) {
+  // wake_affine_weight(): this CPU and prev both busy with RT tasks only (no fair load) and a
+  // wakee without load: both effective loads are 0. A sync wakeup adds 1 to prev's, so this CPU
+  // wins the tie; without sync prev keeps the task.
+  occupy(0, rt_params("rt-a", 50));
+  occupy(0, rt_params("rt-b", 50));
+  occupy(1, rt_params("rt-c", 50));
+  run_for(10 * kMicrosecond);
+  const int tid = sched_.create_task(fair_params("new"));
+  ASSERT_EQ(sched_.nr_running(0), 2);
+  ASSERT_FALSE(sched_.available_idle_cpu(1));
+  ASSERT_EQ(sched_.cpu_load(0), 0.0);
+  ASSERT_EQ(sched_.cpu_load(1), 0.0);
+  ASSERT_EQ(sched_.task_load(tid), 0.0);
+  EXPECT_EQ(MP::wake_affine(sched_, tid, /*this*/ 0, /*prev*/ 1, /*sync*/ true, -1), 0);
+  EXPECT_EQ(MP::wake_affine(sched_, tid, 0, 1, /*sync*/ false, -1), 1);
 }
 
 // --- select_idle_sibling -------------------------------------------------------------------
