@@ -74,6 +74,24 @@ TEST_F(WaltTest, ASmallDemandTaskStaysOnSilverWhileEverySilverCpuIsBusy) {
   EXPECT_EQ(WaltPlacement::get_indicies(sched_, tid).order_index, 0);
 }
 
+TEST_F(WaltTest, AmongBusySilverCpusOfEqualSpareCapacityTheLastIsTheCandidate) {
+  // Every silver CPU runs the same pinned task 1 ms out of every 4, so at 96.5 ms all four are
+  // running with equal demand. For a small task last on idle gold CPU 5 whose search starts in
+  // the silver cluster, where no CPU is idle, the CPU with the most spare capacity is the
+  // candidate, and of equals the last one scanned, CPU 3 (only a smaller spare capacity is
+  // passed over).
+  for (int cpu = 0; cpu < 4; ++cpu)
+    periodic(cpu, 0, 4 * kMillisecond, 300 * kMicrosecond, 200 * kMillisecond);
+  const int tid = sleeper(5);
+  run_until(96 * kMillisecond + 500 * kMicrosecond);
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    ASSERT_FALSE(sched_.available_idle_cpu(cpu)) << cpu;
+    ASSERT_EQ(sched_.walt_cpu_demand(cpu), sched_.walt_cpu_demand(0)) << cpu;
+  }
+  // A search that starts and may stop at the silver cluster (order and end index 0).
+  EXPECT_EQ(WaltPlacement::find_best_target(sched_, tid, 5, WaltPlacement::Indices{}), only(3));
+}
+
 TEST_F(WaltTest, ATaskAboveTheUpmigrateThresholdGoesToGold) {
   // Runnable through six whole windows on silver CPU 1, the task's demand is a full silver
   // core, 307, above 307 / 1.078 (sched_upmigrate 95%): its search starts at the gold cluster
@@ -89,6 +107,22 @@ TEST_F(WaltTest, ATaskAboveTheUpmigrateThresholdGoesToGold) {
   ASSERT_TRUE(sched_.available_idle_cpu(0));
   wake(tid, from_timer());
   EXPECT_EQ(cluster(last_choice()), 1);
+}
+
+TEST_F(WaltTest, ALowPriorityTaskFitsGoldWhateverItsDemandFromNiceFourOn) {
+  // Two tasks runnable through six whole windows on gold CPUs 4 and 5 have the demand of a full
+  // gold core, above what gold takes with the upmigrate margin. The one of nice 4 (prio 124)
+  // fits gold all the same ("a non topapp low prio task fits on gold"); the one of nice 3 fits
+  // only the biggest cluster.
+  const int nice4 = occupy(kGold0, fair_params("nice4", 4));
+  const int nice3 = occupy(kGold0 + 1, fair_params("nice3", 3));
+  run_until(100 * kMillisecond);
+  ASSERT_EQ(sched_.task(nice4).prio(), 124);
+  ASSERT_EQ(sched_.walt_task_demand(nice3), sched_.walt_task_demand(nice4));
+  EXPECT_FALSE(WaltPlacement::task_demand_fits(sched_, nice3, kGold0));
+  EXPECT_TRUE(WaltPlacement::task_demand_fits(sched_, nice3, fixture::kPrime));
+  EXPECT_TRUE(WaltPlacement::task_demand_fits(sched_, nice4, kGold0));
+  EXPECT_FALSE(WaltPlacement::task_demand_fits(sched_, nice4, 0));
 }
 
 TEST_F(WaltTest, TheSyncFastpathStacksTheWakeeOnTheWakersCpuWhateverRunsThere) {
