@@ -53,6 +53,38 @@ TEST(MenuGovernorTest, RepeatingShortIntervalsOverrideADistantTimer) {
   EXPECT_EQ(governor.predicted(), 205 * kMicrosecond);
 }
 
+TEST(MenuGovernorTest, AStandardDeviationOfExactlyTwentyMicrosecondsIsRepeating) {
+  // Periods alternating 80 and 120 us: mean 100 us, variance exactly 400 us^2 (a standard
+  // deviation of 20 us, not under a sixth of the mean). The variance limit of 400 is inclusive,
+  // so all eight give the typical interval 100 us, not the 80 us left after dropping the 120s.
+  MenuGovernor governor;
+  for (int i = 0; i < 8; ++i) {
+    governor.select(kStates, 20 * kMillisecond);
+    governor.reflect((80 + (i % 2) * 40) * kMicrosecond + kMicrosecond, kMicrosecond);
+  }
+  EXPECT_EQ(governor.typical_interval_us(), 100U);
+}
+
+TEST(MenuGovernorTest, OutliersAreDroppedDownToSixOfTheEightSamples) {
+  // Two long periods are dropped one at a time. The six left, 900 to 1100 us, have a standard
+  // deviation under a sixth of their mean: with three quarters of the samples kept they give
+  // the typical interval 1000 us.
+  MenuGovernor six_repeating;
+  for (SimTime us : {1000, 1100, 900, 1000, 1100, 900, 5000, 6000}) {
+    six_repeating.select(kStates, 20 * kMillisecond);
+    six_repeating.reflect(us * kMicrosecond + kMicrosecond, kMicrosecond);
+  }
+  EXPECT_EQ(six_repeating.typical_interval_us(), 1000U);
+  // When the six left still vary too much, no more are dropped: no typical interval, although
+  // the five equal ones under the seventh would have repeated.
+  MenuGovernor six_irregular;
+  for (SimTime us : {500, 500, 500, 500, 500, 1000, 5000, 6000}) {
+    six_irregular.select(kStates, 20 * kMillisecond);
+    six_irregular.reflect(us * kMicrosecond + kMicrosecond, kMicrosecond);
+  }
+  EXPECT_GT(six_irregular.typical_interval_us(), 1'000'000'000U);
+}
+
 TEST(MenuGovernorTest, IrregularIntervalsGiveNoTypicalInterval) {
   // Intervals spread from 10 us to 5 ms fail the variance test even after dropping the two
   // highest: no typical interval, so the timer decides.
@@ -86,6 +118,26 @@ TEST(MenuGovernorTest, InterruptedPeriodsShrinkTheCorrectionFactor) {
   EXPECT_GT(governor.predicted(), 500 * kMicrosecond);
   // Another timer range (a bucket of its own) keeps its unity factor.
   EXPECT_EQ(governor.select(kStates, 40 * kMillisecond), kPowerDown);
+}
+
+TEST(MenuGovernorTest, ATimerExactlyTenMicrosecondsAwayIsInTheSecondBucket) {
+  // Periods cut to about half of a 99 us timer distance (spread from 2 to 98 us: no typical
+  // interval) train the factor of the bucket of timers from 10 us up to 100 us. A timer exactly
+  // 10 us away is in that bucket and is predicted shorter; one 9 us away is in the untrained
+  // first bucket.
+  MenuGovernor governor;
+  const SimTime periods_us[] = {2, 98, 3, 97, 4, 96, 5, 95};
+  for (int round = 0; round < 4; ++round) {
+    for (SimTime us : periods_us) {
+      governor.select(kStates, 99 * kMicrosecond);
+      governor.reflect(us * kMicrosecond, 0);
+    }
+  }
+  ASSERT_GT(governor.typical_interval_us(), 1'000'000'000U);
+  governor.select(kStates, 10 * kMicrosecond);
+  EXPECT_LT(governor.predicted(), 10 * kMicrosecond);
+  governor.select(kStates, 9 * kMicrosecond);
+  EXPECT_EQ(governor.predicted(), 9 * kMicrosecond);
 }
 
 TEST(MenuGovernorTest, ExitLatencyIsDeductedOrHalved) {
