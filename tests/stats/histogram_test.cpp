@@ -104,6 +104,16 @@ TEST(HistogramTest, PercentileFollowsTheRankRule) {
   EXPECT_EQ(h.percentile(0.01), 100);
 }
 
+TEST(HistogramTest, PercentileRankIgnoresFloatingPointNoise) {
+  // 0.07 * 100 is a hair above 7 in doubles: the rank is still 7, so the 7th percentile of
+  // 7 ones and 93 twos is 1, not 2.
+  Histogram h;
+  h.record_n(1, 7);
+  h.record_n(2, 93);
+  EXPECT_EQ(h.percentile(0.07), 1);
+  EXPECT_EQ(h.percentile(0.0701), 2);
+}
+
 TEST(HistogramTest, PercentileIsClampedToMinAndMax) {
   // A single wide-bucket value is reported exactly at every quantile.
   Histogram h;
@@ -176,6 +186,18 @@ TEST(HistogramTest, MergeEqualsRecordingEverythingIntoOne) {
   Histogram copy = all;
   copy.merge(Histogram{});
   EXPECT_EQ(copy, all);
+}
+
+TEST(HistogramTest, MergeIntoAnEmptyHistogramTakesTheOthersMinimumAndMaximum) {
+  // An empty histogram's min and max are no samples: merged into, it takes the other's.
+  Histogram empty;
+  Histogram other;
+  other.record(500);
+  other.record(900);
+  empty.merge(other);
+  EXPECT_EQ(empty.min(), 500);
+  EXPECT_EQ(empty.max(), 900);
+  EXPECT_EQ(empty, other);
 }
 
 TEST(HistogramTest, ValuesAboveMaxAreClampedAndCounted) {
