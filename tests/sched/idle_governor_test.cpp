@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <vector>
 
 namespace bindersim::sched {
@@ -19,6 +20,16 @@ const std::vector<topology::IdleState> kStates = {
 };
 constexpr int kWfi = 0;
 constexpr int kPowerDown = 1;
+
+// Idle periods of `periods_us` in turn, each chosen for with a timer `timer_ns` away and ended
+// after the period plus an exit latency of 1 us.
+void idle_through(MenuGovernor& governor, std::initializer_list<SimTime> periods_us,
+                  SimTime timer_ns) {
+  for (SimTime us : periods_us) {
+    governor.select(kStates, timer_ns);
+    governor.reflect(us * kMicrosecond + kMicrosecond, kMicrosecond);
+  }
+}
 
 TEST(MenuGovernorTest, UntrainedGovernorFollowsTheNextTimer) {
   // With unity correction and no interval history, the expected idle time is the time to the
@@ -44,10 +55,7 @@ TEST(MenuGovernorTest, RepeatingShortIntervalsOverrideADistantTimer) {
   // Eight idle periods of about 200 us (standard deviation well under a sixth of the mean):
   // the typical interval, 200 us, wins over a timer 20 ms away, so the CPU stays in WFI.
   MenuGovernor governor;
-  for (int i = 0; i < 8; ++i) {
-    governor.select(kStates, 20 * kMillisecond);
-    governor.reflect((200 + (i % 2) * 10) * kMicrosecond + kMicrosecond, kMicrosecond);
-  }
+  idle_through(governor, {200, 210, 200, 210, 200, 210, 200, 210}, 20 * kMillisecond);
   EXPECT_EQ(governor.typical_interval_us(), 205U);
   EXPECT_EQ(governor.select(kStates, 20 * kMillisecond), kWfi);
   EXPECT_EQ(governor.predicted(), 205 * kMicrosecond);
@@ -58,10 +66,7 @@ TEST(MenuGovernorTest, AStandardDeviationOfExactlyTwentyMicrosecondsIsRepeating)
   // deviation of 20 us, not under a sixth of the mean). The variance limit of 400 is inclusive,
   // so all eight give the typical interval 100 us, not the 80 us left after dropping the 120s.
   MenuGovernor governor;
-  for (int i = 0; i < 8; ++i) {
-    governor.select(kStates, 20 * kMillisecond);
-    governor.reflect((80 + (i % 2) * 40) * kMicrosecond + kMicrosecond, kMicrosecond);
-  }
+  idle_through(governor, {80, 120, 80, 120, 80, 120, 80, 120}, 20 * kMillisecond);
   EXPECT_EQ(governor.typical_interval_us(), 100U);
 }
 
@@ -70,18 +75,12 @@ TEST(MenuGovernorTest, OutliersAreDroppedDownToSixOfTheEightSamples) {
   // deviation under a sixth of their mean: with three quarters of the samples kept they give
   // the typical interval 1000 us.
   MenuGovernor six_repeating;
-  for (SimTime us : {1000, 1100, 900, 1000, 1100, 900, 5000, 6000}) {
-    six_repeating.select(kStates, 20 * kMillisecond);
-    six_repeating.reflect(us * kMicrosecond + kMicrosecond, kMicrosecond);
-  }
+  idle_through(six_repeating, {1000, 1100, 900, 1000, 1100, 900, 5000, 6000}, 20 * kMillisecond);
   EXPECT_EQ(six_repeating.typical_interval_us(), 1000U);
   // When the six left still vary too much, no more are dropped: no typical interval, although
   // the five equal ones under the seventh would have repeated.
   MenuGovernor six_irregular;
-  for (SimTime us : {500, 500, 500, 500, 500, 1000, 5000, 6000}) {
-    six_irregular.select(kStates, 20 * kMillisecond);
-    six_irregular.reflect(us * kMicrosecond + kMicrosecond, kMicrosecond);
-  }
+  idle_through(six_irregular, {500, 500, 500, 500, 500, 1000, 5000, 6000}, 20 * kMillisecond);
   EXPECT_GT(six_irregular.typical_interval_us(), 1'000'000'000U);
 }
 
@@ -89,11 +88,8 @@ TEST(MenuGovernorTest, IrregularIntervalsGiveNoTypicalInterval) {
   // Intervals spread from 10 us to 5 ms fail the variance test even after dropping the two
   // highest: no typical interval, so the timer decides.
   MenuGovernor governor;
-  const SimTime periods_us[] = {10, 5000, 40, 2500, 700, 90, 3000, 20};
-  for (SimTime us : periods_us) {
-    governor.select(kStates, 60 * kMillisecond);  // bucket >= 10 ms, measured >= 50 ms: unity
-    governor.reflect(us * kMicrosecond + kMicrosecond, kMicrosecond);
-  }
+  // A timer 60 ms away: the bucket from 10 ms, measured 50 ms or more, keeps a factor of one.
+  idle_through(governor, {10, 5000, 40, 2500, 700, 90, 3000, 20}, 60 * kMillisecond);
   EXPECT_GT(governor.typical_interval_us(), 1'000'000'000U);
 }
 
