@@ -460,6 +460,38 @@ TEST(SweepMergerTest, PoolsCallsAcrossSeedsInsteadOfAveraging) {
   EXPECT_TRUE(mean->columns[0].ci95.has_value());  // from the three per-seed means
 }
 
+TEST(SweepMergerTest, APooledMeanFrequencyIsRoundedToTheNearestKhz) {
+  // fifo's seeds run 1 and 2 ms: silver at 1000 then 1001 kHz pools to 3002 / 3 = 1000.67 kHz,
+  // shown as 1001, not cut to 1000; gold at 2001 then 2000 kHz pools to 6001 / 3 = 2000.33 kHz,
+  // shown as 2000. ctabs's two 1 ms seeds at 1000 and 1001 kHz pool to exactly 1000.5 kHz: a
+  // half rounds up, to 1001.
+  SweepMerger merger;
+  std::size_t index = 0;
+  for (const char* selector : {"fifo", "ctabs"}) {
+    for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+      const bool fifo = std::string(selector) == "fifo";
+      const std::uint64_t calls = fifo ? seed : 1;
+      stats::RunResult result = make_result(selector, seed, calls, 100'000, 0x300 + index);
+      result.scheduler.clusters = {{"silver", seed == 1 ? 1000 : 1001},
+                                   {"gold", fifo && seed == 1 ? 2001 : 2000}};
+      merger.add(read_record(record_text(make_run(index++, selector, seed, 16), result)), "r.json");
+    }
+  }
+  const SweepSummary summary = std::move(merger).finish();
+  ASSERT_EQ(summary.points.size(), 1u);
+  ASSERT_EQ(summary.points[0].columns.size(), 2u);
+  const SweepColumn& fifo = summary.points[0].columns[0];
+  const SweepColumn& ctabs = summary.points[0].columns[1];
+  ASSERT_EQ(fifo.selector, "fifo");
+  ASSERT_TRUE(fifo.pooled.has_value());
+  ASSERT_TRUE(ctabs.pooled.has_value());
+  EXPECT_EQ(fifo.pooled->simulated_ns, 3'000'000);
+  EXPECT_EQ(fifo.pooled->scheduler.clusters.at(0).mean_freq_khz, 1001);
+  EXPECT_EQ(fifo.pooled->scheduler.clusters.at(1).mean_freq_khz, 2000);
+  EXPECT_EQ(ctabs.pooled->scheduler.clusters.at(0).mean_freq_khz, 1001);
+  EXPECT_EQ(ctabs.pooled->scheduler.clusters.at(1).mean_freq_khz, 2000);
+}
+
 TEST(SweepMergerTest, SummaryDoesNotDependOnTheOrderOfTheFiles) {
   // The same records added in reverse order give the same summary bytes.
   const std::vector<RunRecord> records = point_records();
