@@ -912,6 +912,13 @@ TEST(PeltTest, DecayHalvesEvery32Periods) {
   EXPECT_NEAR(pelt_decay(64 * kPeltPeriod), 0.25, 1e-12);
 }
 
+TEST(PeltTest, DecaySurvivesDownToTwoToTheMinus63AndIsZeroFrom64Halvings) {
+  // Whole halvings are exact powers of two: 63 of them leave 2^-63; from 64 on nothing is left.
+  EXPECT_EQ(pelt_decay(32 * 32 * kPeltPeriod), std::ldexp(1.0, -32));
+  EXPECT_EQ(pelt_decay(32 * 63 * kPeltPeriod), std::ldexp(1.0, -63));
+  EXPECT_EQ(pelt_decay(32 * 64 * kPeltPeriod), 0.0);
+}
+
 TEST(PeltTest, DecayIsGeometricInContinuousTime) {
   // pelt_decay(t) = 2^(-t / (32 periods)) to double precision, also for fractions of a
   // period.

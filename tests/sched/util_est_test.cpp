@@ -71,6 +71,27 @@ TEST(UtilEstimateTest, IgnoresChangesWithinTheMargin) {
   EXPECT_EQ(estimate.ewma(), 175);
 }
 
+TEST(UtilEstimateTest, ASampleEqualToTheAverageIsNotStored) {
+  UtilEstimate estimate;
+  estimate.on_sleep(0, sample(200));
+  // Equal to the average and to the last sample: not an increase, nothing is stored, so the
+  // next sleep in the same period is not skipped.
+  estimate.on_sleep(kPeriod, sample(200));
+  estimate.on_sleep(kPeriod + 1, sample(100));
+  EXPECT_EQ(estimate.enqueued(), 100);
+  EXPECT_EQ(estimate.ewma(), 175);
+}
+
+TEST(UtilEstimateTest, AChangeOfExactlyTheMarginIsStored) {
+  // The margin excludes its bound: a sample 10 below the average and the last sample moves
+  // both.
+  UtilEstimate estimate;
+  estimate.on_sleep(0, sample(200));
+  estimate.on_sleep(kPeriod, sample(190));
+  EXPECT_EQ(estimate.enqueued(), 190);
+  EXPECT_EQ(estimate.ewma(), 197);  // (4 x 200 - 10) / 4 = 197.5, truncated
+}
+
 TEST(UtilEstimateTest, StoresASampleThatMovedWhenTheAverageIsCloseAlready) {
   UtilEstimate estimate;
   estimate.on_sleep(0, sample(200));
@@ -95,6 +116,16 @@ TEST(UtilEstimateTest, KeepsTheAverageWhenTheSampleCannotBeTrusted) {
   EXPECT_EQ(estimate.enqueued(), 300);
   EXPECT_EQ(estimate.ewma(), 500);
   EXPECT_EQ(estimate.value(), 500);
+}
+
+TEST(UtilEstimateTest, AUtilisationEqualToTheCpuCapacityIsStillASample) {
+  // Only a utilisation above capacity_orig means no idle time was seen: at it, the sample
+  // pulls the average down.
+  UtilEstimate estimate;
+  estimate.on_sleep(0, sample(500));
+  estimate.on_sleep(kPeriod, sample(307, 307, 307));
+  EXPECT_EQ(estimate.enqueued(), 307);
+  EXPECT_EQ(estimate.ewma(), 451);  // (4 x 500 - 193) / 4 = 451.75, truncated
 }
 
 TEST(UtilEstimateTest, AWaitWithinTheMarginStillMakesAFairSample) {
