@@ -37,6 +37,10 @@ class FreqHarness : public SchedHarness {
  public:
   explicit FreqHarness(Governor governor, int rt_uclamp_min = 1024, bool util_est = true)
       : SchedHarness(governed(governor, rt_uclamp_min, util_est)) {}
+  // Other tunables, and the SA8155P document changed by `topology_edit` first.
+  FreqHarness(const SchedTunables& tunables,
+              const std::function<void(nlohmann::json&)>& topology_edit)
+      : SchedHarness(tunables, "mainline", IdleStates::kWfiOnly, topology_edit) {}
 
   Scheduler& sched() { return sched_; }
   FakeOwner& owner() { return owner_; }
@@ -260,6 +264,121 @@ TEST(SchedutilRtClampTest, ZeroRtClampLeavesTheFrequencyToUtilisation) {
   EXPECT_EQ(h->sched().cluster_frequency(kGold).requested_opp, 0);
   h->run_until(3 * kMillisecond + 100 * kMicrosecond);
   EXPECT_EQ(h->sched().current_freq_khz(kGold), h->fmin(kGold));
+}
+
+// --- schedutil's boundaries ------------------------------------------------------------------
+
+// The gold cluster made as fast as the prime core (capacity 1024 at 2841.6 MHz) with four
+// operating points at which schedutil's target, 1.25 x 2841600 x util / 1024 = 3468.75 x util
+// kHz, is exact in doubles: 1776000 kHz at util 512 and 2220000 kHz at util 640.
+void round_gold_opps(nlohmann::json& doc) {
+  nlohmann::json& gold = doc.at("clusters").at(1);
+  gold["max_freq_khz"] = 2841600;
+  gold.at("cpufreq")["opps"] = nlohmann::json::array({
+      {{"freq_khz", 710400}, {"power", 165}},
+      {{"freq_khz", 1776000}, {"power", 500}},
+      {{"freq_khz", 2220000}, {"power", 700}},
+      {{"freq_khz", 2841600}, {"power", 1022}},
+  });
+}
+
+// schedutil without a rate limit (every decision point requests) and without util_est (a
+// task's utilisation is what set_task_util() gives it).
+SchedTunables unlimited_schedutil() {
+  SchedTunables tunables = governed(Governor::kSchedutil, 1024, false);
+  tunables.schedutil_rate_limit_ns = 0;
+  return tunables;
+}
+
+// That schedutil on the gold cluster of round_gold_opps().
+class SchedutilBoundaryTest : public ::testing::Test, public FreqHarness {
+ protected:
+  SchedutilBoundaryTest() : FreqHarness(unlimited_schedutil(), round_gold_opps) {}
+
+  // At `time`, the task running on gold CPU 4 gets utilisation `util`, then a task without
+  // utilisation woken on CPU `cpu` of the cluster makes schedutil decide. Returns the requested
+  // point (the earlier request's if this decision made none). Only at that instant is the
+  // utilisation exactly `util`: the hog runs on, and its utilisation grows.
+  int decide_at(SimTime time, int hog, double util, int cpu) {
+    at(time, [this, hog, util, cpu] {
+      sched_.set_task_util(hog, util);
+      spawn(fair_params("decider", 0, only(cpu)), 10 * kMicrosecond);
+    });
+    run_until(time);
+    return sched_.cluster_frequency(kGold).requested_opp;
+  }
+};
+
+TEST_F(SchedutilBoundaryTest, TheEditedGoldClusterIsAsFastAsThePrimeCore) {
+  ASSERT_EQ(topology_.capacity(kGold0), 1024);
+  ASSERT_EQ(top(kGold), 3);
+  EXPECT_EQ(fmax(kGold), 2841600);
+}
+
+TEST_F(SchedutilBoundaryTest, ATargetExactlyOnAnOperatingPointRequestsThatPoint) {
+  // CPUFREQ_RELATION_L: the lowest point at or above the target. 512 asks for exactly 1776000
+  // kHz, point 1; a utilisation a little above it for the next point.
+  const int hog = occupy(kGold0, fair_params("hog"));
+  EXPECT_EQ(decide_at(kMillisecond, hog, 512, 5), 1);
+  EXPECT_EQ(sched_.cpu_frequency_util(kGold0), 512.0);
+  EXPECT_EQ(decide_at(2 * kMillisecond, hog, 512.25, 6), 2);
+}
+
+TEST_F(SchedutilBoundaryTest, FromTheTopPointATargetExactlyOnThePointBelowRequestsThatPoint) {
+  // While the top point is requested, a CPU whose target is above the point below it settles
+  // the request (the busiest CPU can only ask for more). A target exactly on that point does
+  // not: the request drops to it.
+  const int hog = occupy(kGold0, fair_params("hog"));
+  const ClusterFrequency& f = sched_.cluster_frequency(kGold);
+  ASSERT_EQ(decide_at(kMillisecond, hog, 1024, 5), top(kGold));
+  EXPECT_EQ(decide_at(2 * kMillisecond, hog, 640.25, 6), top(kGold));
+  EXPECT_EQ(f.last_request, kMillisecond);
+  EXPECT_EQ(decide_at(3 * kMillisecond, hog, 640, 5), top(kGold) - 1);
+  EXPECT_EQ(f.last_request, 3 * kMillisecond);
+}
+
+TEST_F(SchedutilBoundaryTest, AUtilisationAboveTheCapacityAsksForNoMoreThanTheCapacity) {
+  // schedutil's utilisation is capped at the CPU's capacity (effective_cpu_util()), so a
+  // utilisation above it asks for the top point, not beyond; placement's estimates see the
+  // same cap.
+  const int hog = occupy(kGold0, fair_params("hog"));
+  EXPECT_EQ(decide_at(kMillisecond, hog, 1500, 5), top(kGold));
+  EXPECT_EQ(sched_.cpu_util(kGold0), 1500.0);
+  EXPECT_EQ(sched_.cpu_frequency_util(kGold0), 1024.0);
+  EXPECT_EQ(sched_.frequency_util(kGold0, 2000.0), 1024.0);
+  EXPECT_EQ(sched_.frequency_util(kSilver0, 2000.0), topology_.capacity(kSilver0));
+}
+
+TEST_F(SchedutilBoundaryTest, ARequestUndoneWithinTheTransitionLatencyChangesNothing) {
+  // At 1 ms the cluster (at its lowest point since the boot-time decision) is asked for the
+  // top point, and 10 us later, before that takes effect, for the lowest point again. The
+  // first change is superseded; the second finds the cluster already there: no frequency
+  // change is counted, and the mean frequency is the lowest point's.
+  const int hog = occupy(kGold0, fair_params("hog"));
+  run_for(domain(kGold).transition_latency_ns);
+  ASSERT_EQ(sched_.current_freq_khz(kGold), fmin(kGold));
+  const std::uint64_t changes = sched_.frequency_changes();
+  EXPECT_EQ(decide_at(kMillisecond, hog, 1024, 5), top(kGold));
+  EXPECT_EQ(decide_at(kMillisecond + 10 * kMicrosecond, hog, 0, 6), 0);
+  run_until(2 * kMillisecond);
+  EXPECT_EQ(sched_.current_freq_khz(kGold), fmin(kGold));
+  EXPECT_EQ(sched_.frequency_changes(), changes);
+}
+
+TEST(SchedutilSingleOppTest, AClusterWithOneOperatingPointStaysAtIt) {
+  // A frequency domain with a single operating point: schedutil has nothing to choose, busy or
+  // idle, and never reads a point below it.
+  const auto h = std::make_unique<FreqHarness>(unlimited_schedutil(), [](nlohmann::json& doc) {
+    doc.at("clusters").at(2).at("cpufreq")["opps"] =
+        nlohmann::json::array({{{"freq_khz", 2841600}, {"power", 1022}}});
+  });
+  ASSERT_EQ(h->top(kPrimeCluster), 0);
+  const int hog = h->occupy(kPrime, fair_params("hog"));
+  h->sched().set_task_util(hog, 1024);
+  h->run_until(20 * kMillisecond);
+  EXPECT_EQ(h->sched().cluster_frequency(kPrimeCluster).requested_opp, 0);
+  EXPECT_EQ(h->sched().current_freq_khz(kPrimeCluster), 2841600);
+  EXPECT_DOUBLE_EQ(h->sched().mean_freq_khz(kPrimeCluster), 2841600.0);
 }
 
 // --- execution speed and the fixed governors -----------------------------------------------
