@@ -1,11 +1,14 @@
 // Behaviour of the `walt` placement (Qualcomm WALT, msm-kernel 6.1 walt_cfs.c / walt_rt.c /
 // walt_lb.c) on the SA8155P: clusters by demand with the up/downmigrate margins, the sync
-// fastpath, affinity, RT placement and the load-balance rules. Demands are built by running
-// tasks through whole 16 ms windows.
+// fastpath, the 1/32 energy margin, affinity, RT placement and the load-balance rules. Demands
+// are built by running tasks through whole 16 ms windows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -29,7 +32,10 @@ WakeContext from_timer() { return WakeContext{}; }
 
 class WaltTest : public ::testing::Test, public fixture::SchedHarness {
  protected:
-  explicit WaltTest(SchedTunables tunables = {}) : SchedHarness(tunables, "walt") {}
+  explicit WaltTest(SchedTunables tunables = {},
+                    fixture::IdleStates idle_states = fixture::IdleStates::kWfiOnly,
+                    const std::function<void(nlohmann::json&)>& topology_edit = nullptr)
+      : SchedHarness(tunables, "walt", idle_states, topology_edit) {}
 
   int cluster(int cpu) const { return topology_.cluster_of(cpu); }
   int last_choice() const { return placement_.calls().back().result; }
@@ -196,6 +202,121 @@ TEST_F(WaltRtTest, RtWakeupTakesTheLeastLoadedSilverCpu) {
   ASSERT_TRUE(sched_.available_idle_cpu(5));
   wake(rt, from_timer());
   EXPECT_EQ(last_choice(), 3);
+}
+
+TEST_F(WaltRtTest, AnRtTaskTieGoesToItsOwnCpu) {
+  // A fair task ran 3 ms (reference work) on silver CPU 1 and sleeps: CPU 1 keeps a decaying
+  // PELT utilisation, but no WALT demand (only running and queued tasks count), like the other
+  // idle silver CPUs. Every silver CPU is idle in WFI with a WALT utilisation of 0, so for an RT
+  // task last on CPU 1 they tie; the tie goes to the task's own CPU before the exit latency and
+  // PELT tie-breaks (which would pass over CPU 1 for its larger PELT utilisation, and otherwise
+  // give the last CPU scanned, CPU 3).
+  occupy(1, fair_params("fair"), 3 * kMillisecond);
+  run_until(20 * kMillisecond);
+  const int rt = sleeper(1, rt_params("rt", 50));
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    ASSERT_TRUE(sched_.available_idle_cpu(cpu)) << cpu;
+    ASSERT_EQ(WaltPlacement::cpu_util(sched_, cpu), 0.0) << cpu;
+  }
+  ASSERT_GT(sched_.cpu_util_fair(1), sched_.cpu_util_fair(0));
+  wake(rt, from_timer());
+  EXPECT_EQ(last_choice(), 1);
+}
+
+// An energy model of one operating point per cluster, its maximum frequency, where a unit of
+// capacity costs on gold (64 - kGoldSaving64ths) / 64 of what it costs on silver: a WALT
+// energy estimate (power x the cluster's summed utilisation / its CPUs' capacity) then changes
+// by exactly that fraction of the task's share when the task moves from silver to gold. All
+// idle states: a CPU idle since long is in core power-down, not WFI (WALT goes to an idle CPU
+// in WFI whatever the energy).
+template <int kGoldSaving64ths>
+class WaltEnergyMarginTest : public WaltTest {
+ protected:
+  WaltEnergyMarginTest() : WaltTest({}, fixture::IdleStates::kAll, &one_opp_per_cluster) {}
+
+  static void one_opp_per_cluster(nlohmann::json& doc) {
+    const topology::Topology plain = fixture::load_sa8155p();
+    for (nlohmann::json& cluster : doc.at("clusters")) {
+      nlohmann::json& opps = cluster.at("cpufreq").at("opps");
+      opps.erase(opps.begin(), opps.end() - 1);
+    }
+    const double silver_power = doc.at("clusters")[0].at("cpufreq").at("opps")[0].at("power");
+    doc.at("clusters")[1].at("cpufreq").at("opps")[0]["power"] =
+        silver_power * plain.capacity(kGold0) / plain.capacity(0) * (64 - kGoldSaving64ths) / 64.0;
+  }
+
+  // A task of demand u on busy silver CPU 0 (demand d0 of the task running there), allowed on
+  // CPU 0 and idle gold CPU 4 only: its search starts at silver and goes on to gold (u >= 52),
+  // the candidates are CPU 0 and CPU 4. On CPU 0 the estimate is silver's, a x (d0 + u); on
+  // CPU 4 it is a x d0 + b x u with b = a x (64 - kGoldSaving64ths) / 64: gold saves
+  // kGoldSaving64ths / 64 x u / (d0 + u) of prev's energy. Returns the task, asleep at
+  // 102 ms while the other task runs on CPU 0.
+  int task_on_busy_silver_allowed_on_gold() {
+    // CPU 4 runs once and sleeps in its deepest state from then on.
+    occupy(kGold0, fair_params("gold"), 10 * kMicrosecond);
+    // The task runs 2 ms (reference work) at the start of each window up to 80 ms; the task
+    // keeping CPU 0 busy runs 10 us at 12 ms into each window up to 92 ms (a small demand,
+    // about 11 against the task's 142), then for long from 100 ms.
+    const int tid = periodic(0, 0, kWindow, 2 * kMillisecond, 80 * kMillisecond, "task");
+    filler_ =
+        periodic(0, 12 * kMillisecond, kWindow, 10 * kMicrosecond, 92 * kMillisecond, "filler");
+    at(100 * kMillisecond, [this] { wake(filler_, from_timer(), 20 * kMillisecond); });
+    run_until(102 * kMillisecond);
+    sched_.task_for_update(tid).params.affinity = only(0) | only(kGold0);
+    return tid;
+  }
+  int filler_ = -1;
+};
+
+using WaltGoldSavesThreeSixtyFourthsTest = WaltEnergyMarginTest<3>;
+using WaltGoldSavesOneThirtySecondTest = WaltEnergyMarginTest<2>;
+
+TEST_F(WaltGoldSavesThreeSixtyFourthsTest, ATaskLeavesItsCpuWhenTheSavingIsAboveAThirtySecond) {
+  // Gold saves 3/64 x u / (d0 + u) of prev's energy: with d0 small against u, more than 1/32
+  // (d0 < u / 2) and less than 1/16. WALT moves the task to gold CPU 4 (a margin of 1/16 would
+  // keep it on CPU 0).
+  const int tid = task_on_busy_silver_allowed_on_gold();
+  const double u = sched_.walt_task_demand(tid);
+  ASSERT_EQ(sched_.rq(0).curr, filler_);
+  ASSERT_GT(sched_.rq(kGold0).idle_state, 0);
+  ASSERT_GE(u, WaltPlacement::kMinUtilForEnergyEval);
+  ASSERT_EQ(WaltPlacement::get_indicies(sched_, tid).order_index, 0);
+  ASSERT_LT(sched_.walt_cpu_demand(0), u / 2);
+  const std::uint64_t candidates = only(0) | only(kGold0);
+  ASSERT_EQ(
+      WaltPlacement::find_best_target(sched_, tid, 0, WaltPlacement::get_indicies(sched_, tid)),
+      candidates);
+  const double prev_energy = WaltPlacement::compute_energy(sched_, tid, 0, candidates);
+  const double saving =
+      prev_energy - WaltPlacement::compute_energy(sched_, tid, kGold0, candidates);
+  ASSERT_GT(saving, prev_energy / 32);
+  ASSERT_LT(saving, prev_energy / 16);
+  wake(tid, from_timer());
+  EXPECT_EQ(last_choice(), kGold0);
+}
+
+TEST_F(WaltGoldSavesOneThirtySecondTest, ATaskStaysOnItsCpuWhenTheSavingIsAThirtySecondOrLess) {
+  // Gold saves 1/32 x u / (d0 + u) of prev's energy: 1/32 of the task's own share, so at most
+  // 1/32 of prev's energy, and (d0 < u) more than 1/64 of it. Although CPU 4 costs less, WALT
+  // keeps the task on CPU 0 (busy, so no idle fastpath); without the margin, or with a margin
+  // of 1/64, it would go to CPU 4.
+  const int tid = task_on_busy_silver_allowed_on_gold();
+  const double u = sched_.walt_task_demand(tid);
+  ASSERT_EQ(sched_.rq(0).curr, filler_);
+  ASSERT_GT(sched_.rq(kGold0).idle_state, 0);
+  ASSERT_GE(u, WaltPlacement::kMinUtilForEnergyEval);
+  ASSERT_LT(sched_.walt_cpu_demand(0), u);
+  const std::uint64_t candidates = only(0) | only(kGold0);
+  ASSERT_EQ(
+      WaltPlacement::find_best_target(sched_, tid, 0, WaltPlacement::get_indicies(sched_, tid)),
+      candidates);
+  const double prev_energy = WaltPlacement::compute_energy(sched_, tid, 0, candidates);
+  const double saving =
+      prev_energy - WaltPlacement::compute_energy(sched_, tid, kGold0, candidates);
+  ASSERT_GT(saving, prev_energy / 64);
+  ASSERT_LE(saving, prev_energy / 32);
+  wake(tid, from_timer());
+  EXPECT_EQ(last_choice(), 0);
 }
 
 class WaltBalanceTest : public WaltTest {
