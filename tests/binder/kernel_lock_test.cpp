@@ -391,6 +391,46 @@ TEST(KernelLockTest, WokenWaiterBeatenByASpinnerGetsTheLockHandedOff) {
   EXPECT_EQ(h.stats().sleeps, 1U);  // A only: C and D found the owner running
 }
 
+TEST(KernelLockTest, MutexWaiterArrivingWhileTheOwnerIsOffItsCpuSleepsWithoutSpinning) {
+  // The owner (gold 0) holds the mutex when an RT task preempts it at 40 us for about 350 us.
+  // The waiter asks for the mutex at 100 us, with the owner off its CPU: it goes to sleep at
+  // once (mutex_spin_on_owner does not start), not a nanosecond of spinning, and the owner's
+  // unlock wakes it.
+  LockHarness h(LockKind::kMutex);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(100 * kMicrosecond), unlock()});
+  h.thread(rt_params("rt", 50, only(kGold0)), 40 * kMicrosecond, {work(300 * kMicrosecond)});
+  const int waiter = h.thread(fair_params("waiter", 0, only(kGold1)), 100 * kMicrosecond,
+                              {lock(), work(10 * kMicrosecond), unlock()});
+  h.run_until(10 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(waiter));
+  EXPECT_EQ(h.stats().contended, 1U);
+  EXPECT_EQ(h.stats().sleeps, 1U);
+  EXPECT_EQ(h.stats().spin_ns, 0);
+  EXPECT_GT(h.granted_at(waiter), h.released_at(owner));  // woken, not spinning at the unlock
+}
+
+TEST(KernelLockTest, MutexUnlockWakesOnlyTheFirstSleeper) {
+  // While the owner (gold 0) is preempted by an RT task from 40 us, A (gold 1, at 100 us) and
+  // then B (gold 2, at 150 us) ask for the mutex and sleep on it. The owner's unlock wakes A
+  // alone, which takes the mutex; B sleeps on until A's unlock wakes it. No one spins, and
+  // there is nothing to hand off: B was never woken to be beaten.
+  LockHarness h(LockKind::kMutex);
+  h.thread(fair_params("owner", 0, only(kGold0)), 0, {lock(), work(100 * kMicrosecond), unlock()});
+  h.thread(rt_params("rt", 50, only(kGold0)), 40 * kMicrosecond, {work(300 * kMicrosecond)});
+  const int a = h.thread(fair_params("a", 0, only(kGold1)), 100 * kMicrosecond,
+                         {lock(), work(50 * kMicrosecond), unlock()});
+  const int b = h.thread(fair_params("b", 0, only(kGold2)), 150 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  h.run_until(10 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(a) && h.has_granted(b));
+  EXPECT_EQ(h.stats().sleeps, 2U);
+  EXPECT_LT(h.granted_at(a), h.granted_at(b));
+  EXPECT_GT(h.granted_at(b), h.released_at(a));  // woken by A's unlock, not spinning at it
+  EXPECT_EQ(h.stats().spin_ns, 0);
+  EXPECT_EQ(h.stats().handoffs, 0U);
+}
+
 // --- running through a lock (KernelLocks::claim) -------------------------------------------
 
 // A script of threads, run step by step and with claims: both must give the same lock

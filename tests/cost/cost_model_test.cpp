@@ -126,6 +126,23 @@ TEST_F(CostModelTest, AWorkingSetLargerThanThePrivateCachesRefillsOnlyWhatTheyHo
   EXPECT_EQ(cost_.on_switch_in(0, 0), stall_of(lines(cache_) / 2, fetch_));
 }
 
+TEST_F(CostModelTest, ACacheOverwrittenMoreThanOnceRefillsTheWorkingSetOnlyOnce) {
+  // Task 0 (half the cache) is then followed on CPU 0 by a task bringing in the whole cache
+  // and another bringing in half of it: one and a half caches' worth evicted. Nothing of task
+  // 0 is left, and it refills its working set once, not one and a half times.
+  ASSERT_EQ(cache_ % (2 * line_), 0);
+  cost_.add_task(0, cache_ / 2, false);
+  cost_.add_task(1, cache_, false);
+  cost_.add_task(2, cache_ / 2, false);
+  cost_.on_switch_in(0, 0);
+  cost_.on_switch_in(1, 0);
+  cost_.on_switch_in(2, 0);
+  EXPECT_DOUBLE_EQ(cost_.warmth(0, 0), 0.0);
+  const std::uint64_t misses = cost_.counters().cache_misses;
+  EXPECT_EQ(cost_.on_switch_in(0, 0), stall_of(lines(cache_ / 2), fetch_));
+  EXPECT_EQ(cost_.counters().cache_misses - misses, static_cast<std::uint64_t>(lines(cache_ / 2)));
+}
+
 class CostModelBetweenClustersTest : public CostModelTest {
  protected:
   CostModelBetweenClustersTest() : CostModelTest(sm8850_with_larger_prime_cache) {}
