@@ -86,6 +86,35 @@ TEST(AllocatorConfigTest, ErrorNamesTheFieldAndValue) {
   }
 }
 
+TEST(AllocatorConfigTest, EightBytePagesAreTheSmallestAndEveryBufferEndsOnAPage) {
+  // Pages are powers of two of at least the 8-byte buffer alignment: 8 is accepted, 4 is not.
+  // With 8-byte pages a 20-byte request (24 bytes) at 0 spans exactly pages 0, 1 and 2 of the
+  // 16 pages in a 128-byte space.
+  EXPECT_THROW(BufferAllocator(AllocatorConfig{16 * 4, 4}), ConfigError);
+  BufferAllocator a{AllocatorConfig{16 * 8, 8}};
+  EXPECT_EQ(a.page_count(), 16);
+  const Allocation got = a.allocate(20, 0, false);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got.first_page, 0);
+  EXPECT_EQ(got.end_page, 3);
+  EXPECT_EQ(got.pages_to_install, 3);
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
+TEST(AllocatorConfigTest, AsyncBudgetIsHalfTheSpaceInBytesNotInWholePages) {
+  // binder_alloc_mmap_handler: free_async_space = buffer_size / 2. A 3-page space (12288
+  // bytes) gives a budget of 6144 bytes, a page and a half, not 1 page: one 6144-byte oneway
+  // buffer fits, and then not even 8 more bytes.
+  BufferAllocator a{AllocatorConfig{3 * kPage, kPage}};
+  EXPECT_EQ(a.free_async_bytes(), 6144);
+  EXPECT_EQ(a.check_invariants(), "");
+  const Allocation got = a.allocate(6144, 0, true);
+  EXPECT_TRUE(got.ok());
+  EXPECT_EQ(a.free_async_bytes(), 0);
+  EXPECT_EQ(a.allocate(0, 0, true).failure, AllocFailure::kNoAsyncSpace);
+  EXPECT_EQ(a.check_invariants(), "");
+}
+
 // --- sizes -------------------------------------------------------------------------------------
 
 TEST_F(AllocatorTest, DataAndOffsetsAreEachAlignedTo8) {
@@ -385,6 +414,26 @@ TEST_F(AllocatorTest, OldestLruPageFollowsTheStamps) {
   EXPECT_EQ(again.pages_to_install, 1);
   EXPECT_FALSE(a_.oldest_lru_page().has_value());
   EXPECT_EQ(a_.check_invariants(), "");
+}
+
+TEST_F(AllocatorTest, PagesFreedWithTheSameStampQueueInTheOrderTheyWereFreed) {
+  // Stamps passed to free() must not decrease; an equal stamp is allowed. Pages 0, 1, 2 in use by
+  // three one-page buffers; page 1 freed at stamp 7, then page 0 also at stamp 7: the LRU holds 1
+  // then 0, both stamped 7, so the oldest page after stamp 6 is page 1 and none is after stamp 7.
+  const int p0 = alloc_installed(kPage).buffer;
+  const int p1 = alloc_installed(kPage).buffer;
+  alloc_installed(kPage);
+  EXPECT_EQ(a_.free(p1, 7), 1);
+  EXPECT_EQ(a_.free(p0, 7), 1);
+  EXPECT_EQ(a_.check_invariants(), "");
+  ASSERT_TRUE(a_.oldest_lru_page().has_value());
+  EXPECT_EQ(a_.oldest_lru_page()->page, 1);
+  EXPECT_EQ(a_.oldest_lru_page()->stamp, 7u);
+  ASSERT_TRUE(a_.next_lru_page(1).has_value());
+  EXPECT_EQ(a_.next_lru_page(1)->page, 0);
+  EXPECT_EQ(a_.next_lru_page(1)->stamp, 7u);
+  EXPECT_EQ(a_.oldest_lru_page_after(6)->page, 1);
+  EXPECT_FALSE(a_.oldest_lru_page_after(7).has_value());
 }
 
 TEST_F(AllocatorTest, TheShrinkerWalksTheLruPageByPage) {
