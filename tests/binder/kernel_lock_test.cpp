@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <utility>
 #include <vector>
@@ -26,14 +27,15 @@ using sched::fixture::rt_params;
 // What a test thread does, step by step.
 struct Op {
   enum class Kind { kWork, kLock, kTryLock, kUnlock } kind;
-  std::int64_t value = 0;  // work in reference ns
+  std::int64_t value = 0;  // work: reference ns; lock and unlock: the harness's lock, 0 first
 };
 Op work(std::int64_t ns) { return Op{Op::Kind::kWork, ns}; }
-Op lock() { return Op{Op::Kind::kLock, 0}; }
+Op lock(int which = 0) { return Op{Op::Kind::kLock, which}; }
 Op try_lock() { return Op{Op::Kind::kTryLock, 0}; }
-Op unlock() { return Op{Op::Kind::kUnlock, 0}; }
+Op unlock(int which = 0) { return Op{Op::Kind::kUnlock, which}; }
 
-// A scheduler, one lock, and threads that run scripts of work, lock and unlock, then block.
+// A scheduler, one lock (more with add_lock()), and threads that run scripts of work, lock and
+// unlock, then block. Granted and released times are a thread's last, whatever the lock.
 // With `run_through`, work followed by taking the lock and working under it runs as one
 // segment with the lock claimed (KernelLocks::claim), as the driver does.
 class LockHarness final : public sched::TaskOwner, public LockClient {
@@ -49,6 +51,13 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
         timer_(context_.engine) {
     sched_.set_owner(*this);
     lock_ = locks_.add(kind, stats_);
+    lock_ids_.push_back(lock_);
+  }
+
+  // Another lock, for lock(n) and unlock(n) with the n returned (the first lock is 0).
+  int add_lock(LockKind kind) {
+    lock_ids_.push_back(locks_.add(kind, more_stats_.emplace_back()));
+    return static_cast<int>(lock_ids_.size()) - 1;
   }
 
   // A thread that starts at `start` (woken on its allowed CPU) and runs `script`.
@@ -93,6 +102,9 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
   }
 
   const LockStats& stats() const { return stats_; }
+  const LockStats& stats(int which) const {
+    return which == 0 ? stats_ : more_stats_.at(static_cast<std::size_t>(which) - 1);
+  }
   sched::Scheduler& sched() { return sched_; }
   KernelLocks& locks() { return locks_; }
   int lock_id() const { return lock_; }
@@ -127,7 +139,9 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
       return s.next + ahead < s.ops.size() && s.ops[s.next + ahead].kind == kind &&
              (kind != Op::Kind::kWork || s.ops[s.next + ahead].value > 0);
     };
-    if (!is(0, Op::Kind::kLock) || !is(1, Op::Kind::kWork)) return false;
+    if (!is(0, Op::Kind::kLock) || s.ops[s.next].value != 0 || !is(1, Op::Kind::kWork)) {
+      return false;
+    }
     const bool relock =
         is(2, Op::Kind::kUnlock) && is(3, Op::Kind::kLock) && is(4, Op::Kind::kWork);
     const std::int64_t relock_work = relock ? s.ops[s.next + 4].value : 0;
@@ -147,7 +161,7 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
           if (!run_through_ || !run_through(tid, s, op.value)) sched_.run(tid, op.value);
           return;
         case Op::Kind::kLock:
-          if (!locks_.acquire(tid, lock_)) return;
+          if (!locks_.acquire(tid, lock_ids_.at(static_cast<std::size_t>(op.value)))) return;
           granted_at_[tid] = sched_.now();
           break;
         case Op::Kind::kTryLock:
@@ -162,7 +176,7 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
           // A claimed lock may have been taken in the past: its time is the lock's.
           if (run_through_) granted_at_[tid] = locks_.owned_since(lock_);
           released_at_[tid] = sched_.now();
-          if (locks_.release(tid, lock_)) {
+          if (locks_.release(tid, lock_ids_.at(static_cast<std::size_t>(op.value)))) {
             sched_.run(tid, 1000);  // waking a waiter costs the releaser
             return;
           }
@@ -183,6 +197,8 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
   KernelLocks locks_;
   sched::fixture::Timer timer_;
   int lock_ = -1;
+  std::vector<int> lock_ids_;         // by harness index: KernelLocks' ids
+  std::deque<LockStats> more_stats_;  // of the locks after the first
   std::map<int, Script> scripts_;
   std::map<int, SimTime> granted_at_;
   std::map<int, SimTime> released_at_;
@@ -230,6 +246,24 @@ TEST(KernelLockTest, MutexWaiterSpinsWhileTheOwnerRunsAndTakesTheLockAtTheUnlock
   ASSERT_EQ(h.stats().wait_ns.count(), 1U);
   EXPECT_GE(h.stats().wait_ns.max(), h.stats().spin_ns);
   EXPECT_EQ(h.stats().owner_preempted, 0U);
+}
+
+TEST(KernelLockTest, MutexSpinnerKeepsSpinningPastItsStretchWhileTheOwnerRuns) {
+  // The owner runs on gold 0 for 3 ms under the lock, longer than a spinner's 1 ms stretch
+  // (KernelLocks::kSpinChunkRefNs). The waiter (gold 1, from 50 us) reaches the end of its
+  // stretches with the owner still running: it spins another stretch each time, never
+  // sleeps, and takes the lock at the owner's unlock, having spun over 2.5 ms.
+  LockHarness h(LockKind::kMutex);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(3 * kMillisecond), unlock()});
+  const int waiter = h.thread(fair_params("waiter", 0, only(kGold1)), 50 * kMicrosecond,
+                              {lock(), work(10 * kMicrosecond), unlock()});
+  h.run_until(20 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(waiter));
+  ASSERT_GT(h.released_at(owner), 50 * kMicrosecond + 2 * KernelLocks::kSpinChunkRefNs);
+  EXPECT_EQ(h.stats().sleeps, 0U);
+  EXPECT_EQ(h.granted_at(waiter), h.released_at(owner));
+  EXPECT_GT(h.stats().spin_ns, 2500 * kMicrosecond);
 }
 
 TEST(KernelLockTest, PreemptedMutexOwnerSendsSpinnersToSleepAndCountsAnInversion) {
@@ -391,6 +425,29 @@ TEST(KernelLockTest, WokenWaiterBeatenByASpinnerGetsTheLockHandedOff) {
   EXPECT_EQ(h.stats().sleeps, 1U);  // A only: C and D found the owner running
 }
 
+TEST(KernelLockTest, HandoffTargetPreemptedAtTheUnlockTakesTheLockAsSoonAsItRunsAgain) {
+  // A sleeps on the mutex while the owner is preempted; C (prime, from 450 us) spins, takes the
+  // mutex at the owner's unlock (about 480 us) and holds it for 300 us. A, woken and beaten,
+  // asks for a handoff and spins. An RT task on A's CPU preempts it at 600 us for about
+  // 350 us, so at C's unlock (about 780 us) the mutex is handed to A while A is off its CPU.
+  // A takes it as soon as it runs again, within 20 us of the RT task's end, not at the end of
+  // its 1 ms spin stretch (after 2 ms).
+  LockHarness h(LockKind::kMutex);
+  const auto [owner, a] = owner_preempted_while_a_sleeps(h);
+  const int c = h.thread(fair_params("c", 0, only(sched::fixture::kPrime)), 450 * kMicrosecond,
+                         {lock(), work(300 * kMicrosecond), unlock()});
+  const int rt =
+      h.thread(rt_params("rt-a", 50, only(kGold1)), 600 * kMicrosecond, {work(300 * kMicrosecond)});
+  h.run_until(20 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(a) && h.has_granted(c));
+  ASSERT_EQ(h.granted_at(c), h.released_at(owner));
+  ASSERT_LT(h.granted_at(c), 600 * kMicrosecond);  // A beaten before
+  ASSERT_GT(h.finished_at(rt), h.released_at(c));  // preempted at unlock
+  EXPECT_EQ(h.stats().handoffs, 1U);
+  EXPECT_GT(h.granted_at(a), h.finished_at(rt));
+  EXPECT_LT(h.granted_at(a), h.finished_at(rt) + 20 * kMicrosecond);
+}
+
 TEST(KernelLockTest, MutexWaiterArrivingWhileTheOwnerIsOffItsCpuSleepsWithoutSpinning) {
   // The owner (gold 0) holds the mutex when an RT task preempts it at 40 us for about 350 us.
   // The waiter asks for the mutex at 100 us, with the owner off its CPU: it goes to sleep at
@@ -429,6 +486,57 @@ TEST(KernelLockTest, MutexUnlockWakesOnlyTheFirstSleeper) {
   EXPECT_GT(h.granted_at(b), h.released_at(a));  // woken by A's unlock, not spinning at it
   EXPECT_EQ(h.stats().spin_ns, 0);
   EXPECT_EQ(h.stats().handoffs, 0U);
+}
+
+TEST(KernelLockTest, MutexUnlockWakesTheSleeperBehindAPreemptedSpinner) {
+  // S (gold 1) asks for the mutex at 20 us and spins while the owner (gold 0) runs; an RT task
+  // preempts S at 40 us for about 1.2 ms, so S stays queued first without ever having slept (it
+  // is not on the wait list). An RT task preempts the owner at 60 us for about 120 us; W (gold 2)
+  // asks at 80 us, finds the owner off its CPU and sleeps behind S. The owner's unlock (about
+  // 360 us) wakes W, which takes the mutex within 20 us; S takes it after its RT task, once W
+  // is done, not W after S.
+  LockHarness h(LockKind::kMutex);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(200 * kMicrosecond), unlock()});
+  const int s = h.thread(fair_params("s", 0, only(kGold1)), 20 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  const int rt_s =
+      h.thread(rt_params("rt-s", 50, only(kGold1)), 40 * kMicrosecond, {work(1000 * kMicrosecond)});
+  h.thread(rt_params("rt-owner", 50, only(kGold0)), 60 * kMicrosecond, {work(100 * kMicrosecond)});
+  const int w = h.thread(fair_params("w", 0, only(kGold2)), 80 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  h.run_until(20 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(s) && h.has_granted(w));
+  ASSERT_LT(h.released_at(owner), h.finished_at(rt_s));  // S still preempted at the unlock
+  EXPECT_EQ(h.stats().sleeps, 1U);                       // W only
+  EXPECT_GT(h.granted_at(w), h.released_at(owner));
+  EXPECT_LT(h.granted_at(w), h.released_at(owner) + 20 * kMicrosecond);
+  EXPECT_GE(h.granted_at(s), h.released_at(w));
+}
+
+TEST(KernelLockTest, OwnerStillHoldingAnotherLockIsWatchedForPreemption) {
+  // The owner (gold 0) takes mutex 0 and then mutex 1, releases 1 after 20 us and holds 0 for
+  // 100 us more. The waiter (gold 1) asks for mutex 0 at 50 us and spins while the owner runs.
+  // An RT task preempts the owner at 80 us for about 350 us: the waiter sees the owner of
+  // mutex 0 go off its CPU and sleeps after about 30 us of spinning, not spinning on for the
+  // 350 us; the preemption is one lock-holder preemption episode of at least 300 us.
+  LockHarness h(LockKind::kMutex);
+  const int second = h.add_lock(LockKind::kMutex);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), lock(second), work(20 * kMicrosecond), unlock(second),
+                              work(100 * kMicrosecond), unlock()});
+  const int waiter = h.thread(fair_params("waiter", 0, only(kGold1)), 50 * kMicrosecond,
+                              {lock(), work(10 * kMicrosecond), unlock()});
+  h.thread(rt_params("rt", 50, only(kGold0)), 80 * kMicrosecond, {work(300 * kMicrosecond)});
+  h.run_until(10 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(waiter));
+  ASSERT_GT(h.released_at(owner), 380 * kMicrosecond);
+  EXPECT_EQ(h.stats(second).acquisitions, 1U);
+  EXPECT_EQ(h.stats().sleeps, 1U);
+  EXPECT_LT(h.stats().spin_ns, 50 * kMicrosecond);
+  EXPECT_EQ(h.stats().owner_preempted, 1U);
+  EXPECT_GE(h.stats().owner_preempted_ns, 300 * kMicrosecond);
+  EXPECT_GT(h.granted_at(waiter), h.released_at(owner));  // woken, not spinning at the unlock
 }
 
 // --- running through a lock (KernelLocks::claim) -------------------------------------------

@@ -143,6 +143,21 @@ TEST_F(CostModelTest, ACacheOverwrittenMoreThanOnceRefillsTheWorkingSetOnlyOnce)
   EXPECT_EQ(cost_.counters().cache_misses - misses, static_cast<std::uint64_t>(lines(cache_ / 2)));
 }
 
+TEST_F(CostModelTest, AFractionOfALineLeftColdIsRoundedToTheNearestLine) {
+  // A 7-line working set on CPU 0, then another task brings in a quarter of the cache: a
+  // quarter of the 7 lines, 1.75 lines, went cold. The refill is 2 whole lines (rounded to the
+  // nearest), not 1 (truncated): 2 misses and 2 lines' fetch time.
+  ASSERT_EQ(cache_ % (4 * line_), 0);
+  cost_.add_task(0, 7 * line_, false);
+  cost_.add_task(1, cache_ / 4, false);
+  cost_.on_switch_in(0, 0);
+  cost_.on_switch_in(1, 0);
+  ASSERT_DOUBLE_EQ(cost_.warmth(0, 0), 0.75);
+  const std::uint64_t misses = cost_.counters().cache_misses;
+  EXPECT_EQ(cost_.on_switch_in(0, 0), stall_of(2, fetch_));
+  EXPECT_EQ(cost_.counters().cache_misses - misses, 2U);
+}
+
 class CostModelBetweenClustersTest : public CostModelTest {
  protected:
   CostModelBetweenClustersTest() : CostModelTest(sm8850_with_larger_prime_cache) {}
@@ -191,6 +206,29 @@ TEST_F(CostModelBetweenClustersTest, AMigrationToALargerCacheFetchesFromTheSmall
   // Not the cost of fetching the whole set from the performance CPU, as if it had held all of it.
   ASSERT_NE(expected, stall_of(lines(prime_cache), transfer));
   EXPECT_EQ(cost_.on_switch_in(0, kPrime), expected);
+}
+
+TEST_F(CostModelBetweenClustersTest,
+       AMigrationToASmallerCacheFetchesFromTheLargerWhatItStillHoldsOfTheRefill) {
+  // A working set of one and a half performance caches (three quarters of the prime CPU's
+  // cache) runs on a prime CPU, which holds all of it; another task then brings in half the
+  // prime cache there, leaving half of the set warm: three quarters of a performance cache.
+  // On the performance CPU one cache's worth is refilled, and the share of it warm on the
+  // prime CPU is 0.75 (the prime CPU's warm bytes against the refill), not the prime CPU's
+  // resident share 0.5.
+  const std::int64_t prime_cache = topology_.private_cache_bytes(kPrime);
+  ASSERT_EQ(prime_cache, 2 * cache_);
+  ASSERT_EQ(cache_ % (4 * line_), 0);
+  const double transfer = topology_.transfer_ns_per_line(kPrime, kPerformance);
+  ASSERT_NE(transfer, fetch_);
+  cost_.add_task(0, 3 * cache_ / 2, false);
+  cost_.add_task(1, prime_cache / 2, false);
+  cost_.on_switch_in(0, kPrime);
+  cost_.on_switch_in(1, kPrime);
+  ASSERT_DOUBLE_EQ(cost_.warmth(0, kPrime), 0.5);
+  const double warm = 0.75;
+  EXPECT_EQ(cost_.on_switch_in(0, kPerformance),
+            stall_of(lines(cache_), warm * transfer + (1.0 - warm) * fetch_));
 }
 
 }  // namespace
