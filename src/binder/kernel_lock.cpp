@@ -32,6 +32,13 @@ KernelLocks::Waiter* KernelLocks::find_waiter(Lock& lock, int tid) {
   return nullptr;
 }
 
+KernelLocks::Waiter* KernelLocks::first_on_wait_list(Lock& lock) {
+  for (Waiter& w : lock.waiters) {
+    if (w.counted_sleep) return &w;
+  }
+  return nullptr;
+}
+
 void KernelLocks::watch(int tid) { sched_.task_for_update(tid).watch_switches = true; }
 
 void KernelLocks::unwatch(int tid, const ThreadState& thread) {
@@ -258,15 +265,12 @@ bool KernelLocks::release(int tid, int lock_id) {
         break;
       }
     }
-    for (Waiter& w : lock.waiters) {
-      if (!w.counted_sleep) continue;  // not on the wait list
-      if (w.state == WaitState::kSleeping) {
-        w.state = WaitState::kWoken;
-        woke = true;
-        sched_.run(w.tid, 0);
-        sched_.wake(w.tid, sched::WakeContext{tid, sched_.task(tid).cpu, false, false});
-      }
-      break;
+    Waiter* first = first_on_wait_list(lock);
+    if (first != nullptr && first->state == WaitState::kSleeping) {
+      first->state = WaitState::kWoken;
+      woke = true;
+      sched_.run(first->tid, 0);
+      sched_.wake(first->tid, sched::WakeContext{tid, sched_.task(tid).cpu, false, false});
     }
   }
   update_episodes(lock);
@@ -314,8 +318,9 @@ void KernelLocks::on_work_done(int tid) {
     return;
   }
   if (w->state == WaitState::kWoken) {
-    // Woken and beaten to the lock: the first waiter asks for a handoff at the next unlock.
-    if (lock.handoff_to < 0 && &lock.waiters.front() == w) lock.handoff_to = tid;
+    // Woken and beaten to the lock: the first waiter on the wait list asks for a handoff at the
+    // next unlock (__mutex_waiter_is_first(), MUTEX_FLAG_HANDOFF).
+    if (lock.handoff_to < 0 && first_on_wait_list(lock) == w) lock.handoff_to = tid;
     wait_or_spin(lock_id, *w);
   } else if (lock.kind == LockKind::kMutex && !owner_running(lock)) {
     stop_spin(*w);

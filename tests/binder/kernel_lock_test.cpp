@@ -210,6 +210,7 @@ class LockHarness final : public sched::TaskOwner, public LockClient {
 constexpr int kGold0 = 4;
 constexpr int kGold1 = 5;
 constexpr int kGold2 = 6;
+constexpr int kPrimeCpu = 7;
 
 TEST(KernelLockTest, UncontendedMutexIsTakenAtOnce) {
   // A free mutex is taken without waiting: one acquisition, not contended, its hold time the
@@ -511,6 +512,33 @@ TEST(KernelLockTest, MutexUnlockWakesTheSleeperBehindAPreemptedSpinner) {
   EXPECT_EQ(h.stats().sleeps, 1U);                       // W only
   EXPECT_GT(h.granted_at(w), h.released_at(owner));
   EXPECT_LT(h.granted_at(w), h.released_at(owner) + 20 * kMicrosecond);
+  EXPECT_GE(h.granted_at(s), h.released_at(w));
+}
+
+TEST(KernelLockTest, TheFirstWaiterOnTheWaitListAsksForAHandoffNotASpinnerAheadOfIt) {
+  // As above, S is queued first without ever having slept, and W sleeps behind it. X (prime)
+  // asks at 250 us, while the owner runs again, and spins. At the owner's unlock X takes the
+  // mutex and W, woken, finds it taken: W is the first waiter on the wait list (S is not on
+  // it), so it asks for a handoff, and X's unlock hands the mutex to W.
+  LockHarness h(LockKind::kMutex);
+  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                             {lock(), work(200 * kMicrosecond), unlock()});
+  const int s = h.thread(fair_params("s", 0, only(kGold1)), 20 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  const int rt_s =
+      h.thread(rt_params("rt-s", 50, only(kGold1)), 40 * kMicrosecond, {work(1000 * kMicrosecond)});
+  h.thread(rt_params("rt-owner", 50, only(kGold0)), 60 * kMicrosecond, {work(100 * kMicrosecond)});
+  const int w = h.thread(fair_params("w", 0, only(kGold2)), 80 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  const int x = h.thread(fair_params("x", 0, only(kPrimeCpu)), 250 * kMicrosecond,
+                         {lock(), work(10 * kMicrosecond), unlock()});
+  h.run_until(20 * kMillisecond);
+  ASSERT_TRUE(h.has_granted(s) && h.has_granted(w) && h.has_granted(x));
+  ASSERT_LT(h.released_at(owner), h.finished_at(rt_s));  // S still preempted at both unlocks
+  ASSERT_LT(h.released_at(x), h.finished_at(rt_s));
+  EXPECT_EQ(h.granted_at(x), h.released_at(owner));
+  EXPECT_EQ(h.stats().handoffs, 1U);
+  EXPECT_EQ(h.granted_at(w), h.released_at(x));
   EXPECT_GE(h.granted_at(s), h.released_at(w));
 }
 

@@ -116,9 +116,9 @@ class KernelLocks final : public engine::EventHandler {
   struct Waiter {
     int tid = -1;
     WaitState state = WaitState::kSpinning;
-    SimTime since = 0;      // the first attempt
-    SimTime spin_mark = 0;  // the task's work time when the current spin began
-    bool counted_sleep = false;
+    SimTime since = 0;               // the first attempt
+    SimTime spin_mark = 0;           // the task's work time when the current spin began
+    bool counted_sleep = false;      // slept once: on the mutex's wait list from then on
     SimTime accounted_at_since = 0;  // the task's accounted time (accounted()) at `since`
     SimTime spun = 0;                // spinning so far in this wait
   };
@@ -151,6 +151,9 @@ class KernelLocks final : public engine::EventHandler {
     return threads_[index];
   }
   Waiter* find_waiter(Lock& lock, int tid);
+  // The first waiter on a mutex's wait list (nullptr: none). Optimistic spinners that never
+  // slept are queued as waiters but are not on it (__mutex_waiter_is_first()).
+  static Waiter* first_on_wait_list(Lock& lock);
   bool free_now(const Lock& lock) const {
     return lock.owner < 0 && lock.waiters.empty() && lock.handoff_to < 0;
   }
