@@ -360,6 +360,23 @@ TEST(ReadResultTest, RejectsAnythingButTheDocumentedLayout) {
   }
 }
 
+TEST(ReadResultTest, ALatencyOfTwoToTheFortyNanosecondsIsTheLargestAccepted) {
+  // Latencies are clamped to the histograms' largest value, 2^40 ns (1,099,511,627,776): a
+  // document holding exactly that reads back; one nanosecond more is an error at its pointer.
+  constexpr std::uint64_t kMaxNs = std::uint64_t{1} << 40;
+  json d = document_of(schd_dbg_like());
+  d["latency"]["max_ns"] = kMaxNs;
+  tier(d, "sched_other", "cross_cluster")["p99_ns"] = kMaxNs;
+  const ResultDocument doc = read(d);
+  EXPECT_EQ(doc.latency.max_ns, kMaxNs);
+  EXPECT_EQ(doc.tier(SchedClass::kOther, Tier::kCrossCluster).p99_ns, kMaxNs);
+
+  d["latency"]["max_ns"] = kMaxNs + 1;
+  EXPECT_EQ(config_error([&] { read(d); }),
+            "result.json: /latency/max_ns: expected an integer in [0, 1099511627776], got "
+            "1099511627777");
+}
+
 TEST(ReadResultTest, MalformedJsonNamesLineAndColumn) {
   // A syntax error is reported with the file, the line and the column of the offending byte:
   // here the comma in the value position of line 3, column 15.
@@ -538,6 +555,26 @@ TEST(CheckTest, ASingleCallRunIsComparedPerCallToo) {
   EXPECT_EQ(status_of(report, "counters.cpu_cycles"), CheckStatus::kOk);
   EXPECT_EQ(report.find("counters.cpu_cycles")->baseline_text, "100.000/call");
   EXPECT_EQ(report.find("counters.cpu_cycles")->result_text, "100.000/call");
+}
+
+TEST(CheckTest, TheVerdictCountsOnlyTheGatedRows) {
+  // Against itself, schd-dbg has 31 gated rows: 4 names, 3 inputs, 5 headline metrics, 6 tier
+  // shares, 8 tier latencies (the two SCHED_FIFO tiers below 1% skip their 2 each) and 5
+  // counters. The seed and the 6 selection counts are only reported: not counted.
+  const json doc = document_of(schd_dbg_like());
+  std::ostringstream text;
+  print_check_report(check(doc, doc), text);
+  EXPECT_NE(text.str().find("\ncheck: OK: all 31 gated metrics within tolerance\n"),
+            std::string::npos)
+      << text.str();
+
+  // With one tier mean 50% higher, the regression line counts 1 failure of the same 31.
+  json result = doc;
+  tier(result, "sched_other", "same_core")["mean_ns"] = 195'000;
+  std::ostringstream failed;
+  print_check_report(check(result, doc), failed);
+  EXPECT_NE(failed.str().find("\ncheck: REGRESSION: 1 of 31 gated metrics"), std::string::npos)
+      << failed.str();
 }
 
 TEST(CheckTest, NamesMustMatchButTheSeedMayDiffer) {
@@ -724,6 +761,23 @@ TEST(TolerancesTest, MinimumTierShareDecidesWhichTierLatenciesAreGated) {
   EXPECT_EQ(failed_metrics(report),
             (std::vector<std::string>{"tiers.sched_fifo.same_cluster.mean_ns"}));
   EXPECT_EQ(status_of(report, "tiers.sched_fifo.cross_cluster.mean_ns"), CheckStatus::kOk);
+}
+
+TEST(TolerancesTest, TheBaselinesShareNotTheResultsDecidesWhetherATierLatencyIsGated) {
+  // The minimum share is read from the baseline, where the latency is known to be stable.
+  // SCHED_FIFO same_cluster holds 0.13% of the baseline's calls: grown to 5% in the result, its
+  // mean 50% higher still skips (its share fails instead). SCHED_OTHER same_core holds 46.23%
+  // of the baseline's: shrunk to 0.5% in the result, its mean 50% higher still fails.
+  const json baseline = document_of(schd_dbg_like());
+  json result = baseline;
+  tier(result, "sched_fifo", "same_cluster")["share"] = 0.05;
+  tier(result, "sched_fifo", "same_cluster")["mean_ns"] = 180'000;
+  tier(result, "sched_other", "same_core")["share"] = 0.005;
+  tier(result, "sched_other", "same_core")["mean_ns"] = 195'000;
+  const CheckReport report = check(result, baseline);
+  EXPECT_EQ(status_of(report, "tiers.sched_fifo.same_cluster.mean_ns"), CheckStatus::kSkipped);
+  EXPECT_EQ(status_of(report, "tiers.sched_fifo.same_cluster.share"), CheckStatus::kFail);
+  EXPECT_EQ(status_of(report, "tiers.sched_other.same_core.mean_ns"), CheckStatus::kFail);
 }
 
 TEST(TolerancesTest, ATierExactlyAtTheMinimumShareIsGated) {

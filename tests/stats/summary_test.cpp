@@ -132,6 +132,20 @@ TEST(Welch, DegreesOfFreedomAreRoundedDown) {
   EXPECT_FALSE(test->significant);
 }
 
+TEST(Welch, DegreesOfFreedomOfExactlyFourAreNotRoundedDownToThree) {
+  // a = {1,2,3} and b = {3.4,4.4,5.4} have equal variances 1 and n = 3: df is 4 exactly, which
+  // doubles compute as 3.999999999999999. t = -2.4 / sqrt(2/3) = -2.9394 exceeds t(4) = 2.776
+  // but not t(3) = 3.182: taken as 4, the difference is significant.
+  const std::vector<double> a = {1, 2, 3};
+  const std::vector<double> b = {3.4, 4.4, 5.4};
+  const auto test = welch_test(a, b);
+  ASSERT_TRUE(test.has_value());
+  EXPECT_NEAR(test->df, 4.0, 1e-9);
+  EXPECT_NEAR(test->t, -2.939388, 1e-5);
+  EXPECT_LT(std::fabs(test->t), student_t975(3));
+  EXPECT_TRUE(test->significant);
+}
+
 TEST(Welch, ConstantSamplesDifferExactlyWhenTheirMeansDiffer) {
   const std::vector<double> five = {5, 5, 5};
   const std::vector<double> six = {6, 6};
