@@ -564,6 +564,72 @@ TEST(EngineTest, SupersededEventsDoNotPileUpAndTheOthersKeepTheirOrder) {
   EXPECT_EQ(r.markers, expected_ids);
 }
 
+// Drops events of kind kStale unseen; at its kGrow event it schedules `grow_by` stale events
+// at 100. It records the sequence number of every kLive event it receives.
+class StaleMaker : public EventHandler {
+ public:
+  enum Kind : std::uint16_t { kTick, kGrow, kStale, kLive };
+  StaleMaker(Engine& engine, int grow_by) : engine_(engine), grow_by_(grow_by) {}
+  void on_event(const Event& event) override {
+    if (event.kind == kGrow) {
+      for (int i = 0; i < grow_by_; ++i) engine_.schedule(100, target, kStale, 0);
+    }
+    if (event.kind == kStale) ++stale_seen;
+    if (event.kind == kLive) live_sequences.push_back(event.sequence);
+  }
+  bool is_stale(const Event& event) const override { return event.kind == kStale; }
+  std::uint16_t target = 0;
+  int stale_seen = 0;
+  std::vector<std::uint64_t> live_sequences;
+
+ private:
+  Engine& engine_;
+  int grow_by_;
+};
+
+// Checked after every event, from more than 2 pending: a tick at 1, a stale event at 100, the
+// kGrow event at 50 and three live events at 200, 201 and 202. After the tick, 5 > 2 events are
+// pending: the stale one is dropped and 4 are left, so the next compaction needs more than 8.
+// The kGrow event then adds `grow_by` stale events to the 3 left after it.
+std::uint64_t dropped_with_growth(int grow_by) {
+  Engine engine;
+  StaleMaker m(engine, grow_by);
+  m.target = engine.add_handler(m);
+  engine.set_compaction(1, 2);
+  engine.schedule(1, m.target, StaleMaker::kTick, 0);
+  engine.schedule(100, m.target, StaleMaker::kStale, 0);
+  engine.schedule(50, m.target, StaleMaker::kGrow, 0);
+  for (SimTime t = 200; t <= 202; ++t) engine.schedule(t, m.target, StaleMaker::kLive, 0);
+  engine.run();
+  EXPECT_EQ(m.stale_seen + static_cast<int>(engine.events_dropped()), grow_by + 1);
+  return engine.events_dropped();
+}
+
+TEST(EngineTest, ACompactionWaitsForMoreThanTwiceTheEventsTheLastOneLeft) {
+  // 3 + 5 = 8 pending: not more than twice the 4 left (the trigger is "more than", and it
+  // doubles from what a compaction leaves), so the 5 stale events are dispatched.
+  EXPECT_EQ(dropped_with_growth(5), 1u);
+  // 3 + 6 = 9 pending: more than 8, so the 6 are dropped.
+  EXPECT_EQ(dropped_with_growth(6), 7u);
+}
+
+TEST(EngineTest, ACompactionNumbersTheEventsItKeepsFromZeroInTheirOrder) {
+  // Pushed as tick 0, stale 1, kGrow 2, live 3 to 5. The compaction after the tick drops the
+  // stale event and queues the rest again by time: kGrow at 50 becomes 0 and the live events
+  // at 200, 201 and 202 become 1, 2 and 3; the 5 stale events kGrow schedules then get 4 to 8.
+  Engine engine;
+  StaleMaker m(engine, 5);
+  m.target = engine.add_handler(m);
+  engine.set_compaction(1, 2);
+  engine.schedule(1, m.target, StaleMaker::kTick, 0);
+  engine.schedule(100, m.target, StaleMaker::kStale, 0);
+  engine.schedule(50, m.target, StaleMaker::kGrow, 0);
+  for (SimTime t = 200; t <= 202; ++t) engine.schedule(t, m.target, StaleMaker::kLive, 0);
+  engine.run();
+  EXPECT_EQ(engine.events_dropped(), 1u);
+  EXPECT_EQ(m.live_sequences, (std::vector<std::uint64_t>{1, 2, 3}));
+}
+
 TEST(EngineTest, AClockThatStopsIsReportedInsteadOfRunningForEver) {
   // Events at one instant without end: run() throws once the clock has stayed there over a
   // whole check interval (between one and two intervals of events).

@@ -277,6 +277,20 @@ TEST(RngTest, BernoulliFollowsItsProbability) {
   }
 }
 
+TEST(RngTest, BernoulliIsFalseForADrawEqualToItsProbability) {
+  // bernoulli(p) is true for a draw u < p: of the draws in [0, 1) that is a share p exactly, and
+  // bernoulli(0) is never true. A copy of the stream knows the next draw u: bernoulli(u) must be
+  // false and bernoulli of the next double above u true.
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    Rng rng(seed, 0);
+    Rng peek = rng;
+    const double u = peek.uniform01();
+    Rng same = rng;
+    EXPECT_FALSE(rng.bernoulli(u));
+    EXPECT_TRUE(same.bernoulli(std::nextafter(u, 1.0)));
+  }
+}
+
 TEST(RngTest, ExponentialMeanWithinTwoPercent) {
   // 200,000 draws: the sample mean's relative sd is 1/sqrt(200000) = 0.22%, so 2% is far out.
   // The variance of an exponential is mean^2, which checks the shape as well as the scale.
