@@ -291,6 +291,18 @@ TEST(RngTest, BernoulliIsFalseForADrawEqualToItsProbability) {
   }
 }
 
+TEST(RngTest, AnExponentialDrawIsTheInverseCdfOfOneMinusTheUniformDraw) {
+  // exponential(m) = -m x log(1 - u) for the next uniform draw u in [0, 1): a draw of 0 gives 0,
+  // never log(0), and a larger u a longer interval. A copy of the stream knows u.
+  constexpr double kMean = 1500.0;
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    Rng rng(seed, 2);
+    Rng peek = rng;
+    const double u = peek.uniform01();
+    EXPECT_EQ(rng.exponential(kMean), -kMean * portable_log(1.0 - u)) << "seed " << seed;
+  }
+}
+
 TEST(RngTest, ExponentialMeanWithinTwoPercent) {
   // 200,000 draws: the sample mean's relative sd is 1/sqrt(200000) = 0.22%, so 2% is far out.
   // The variance of an exponential is mean^2, which checks the shape as well as the scale.
