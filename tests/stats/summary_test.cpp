@@ -157,6 +157,8 @@ TEST(Welch, ConstantSamplesDifferExactlyWhenTheirMeansDiffer) {
   EXPECT_TRUE(different->significant);
   EXPECT_TRUE(std::isinf(different->t));
   EXPECT_LT(different->t, 0.0);
+  // Pooled degrees of freedom, as for equal variances: 3 + 2 - 2.
+  EXPECT_EQ(different->df, 3.0);
 }
 
 TEST(Welch, NoClaimWithFewerThanTwoSamples) {
@@ -187,6 +189,12 @@ TEST(CompareColumns, OneSeedGivesMeansAndDeltasOnly) {
   EXPECT_FALSE(stats[1].ci95.has_value());
   EXPECT_NEAR(*stats[1].delta_pct, 20.0, 1e-12);
   EXPECT_FALSE(stats[1].significant.has_value());
+}
+
+TEST(CompareColumns, ADeltaIsAShareOfTheBaselinesMagnitude) {
+  // Against a negative baseline mean (-10), a mean of -5 is higher: +50%, not -50%.
+  const auto stats = compare_columns({{-10, -10}, {-5, -5}});
+  EXPECT_DOUBLE_EQ(*stats[1].delta_pct, 50.0);
 }
 
 TEST(CompareColumns, ZeroBaselineAndUndefinedColumns) {
