@@ -370,6 +370,31 @@ TEST(DriverTest, CallWithNoIdleLooperWaitsOnProcTodoForTheNextReturningLooper) {
   EXPECT_EQ(h.placement.wakeups_of(loopers[0]).size(), 2U);  // fork and a's call
 }
 
+TEST(DriverTest, WorkLeftOnProcTodoWithNoIdleLooperConsultsNoSelector) {
+  // Kernel rule (binder_wakeup_proc_ilocked()): after a read that leaves work on proc->todo,
+  // binder_select_thread_ilocked() finds no thread when waiting_threads is empty, and nothing
+  // is selected or woken. Only a transaction's own delivery counts as a decision that found
+  // nobody idle. One looper, three calls: the first is delivered to it, the other two go to
+  // proc->todo (two decisions with none idle); when the looper takes the second at its read,
+  // the third is left there with no looper waiting: no fourth decision.
+  DriverHarness h("fifo");
+  const int srv = h.add_server("srv", 0);
+  const int clients = h.add_client_process();
+  const int a = h.add_thread(clients, "a", 4);
+  const int b = h.add_thread(clients, "b", 5);
+  const int c = h.add_thread(clients, "c", 6);
+  h.call_at(a, 10 * kUs, srv, 1 * kMs);
+  h.call_at(b, 200 * kUs, srv, 1 * kMs);
+  h.call_at(c, 400 * kUs, srv, 1 * kMs);
+  h.run_until(20 * kMs);
+
+  ASSERT_EQ(h.user.received().size(), 3U);
+  EXPECT_EQ(h.driver.counters().proc_todo_queued, 2U);
+  EXPECT_EQ(h.decisions(), 3U);
+  EXPECT_EQ(h.counts().none_idle, 2U);
+  EXPECT_EQ(h.user.replies().size(), 3U);
+}
+
 TEST(DriverTest, ReadLeavingWorkOnProcTodoWakesOneMoreIdleLooper) {
   // Kernel rule (1.3): after a read, if proc->todo still holds work, one more idle looper is
   // selected and woken (non-sync). Set-up: two nodes each with a oneway in flight and one
@@ -617,6 +642,37 @@ TEST(DriverTest, NestedCallsUnwindThroughTheCallChain) {
   EXPECT_EQ(h.driver.waiting_threads(q), (std::vector<int>{a}));
 }
 
+TEST(DriverTest, ACallMadeWhileHandlingAOnewayIsNoNestedCallOfItsSender) {
+  // Kernel rule (binder_transaction()): a call goes straight to a thread of the call chain only
+  // when one is found on the caller's transaction_stack, and a oneway is never on it
+  // (binder_thread_read() pushes only two-way calls) nor has a sender (t->from is NULL). Thread
+  // C of process P sends a oneway to Q; Q's looper, handling it, calls P: P's own looper takes
+  // that call, not C, and the looper's reply lets Q free the oneway.
+  DriverHarness h("fifo");
+  const int p = h.add_server("p", 0);
+  const int q = h.add_server("q", 0);
+  const int c = h.add_thread(p, "c", 4);
+  const int p_looper = h.driver.loopers(p).front();
+  const int q_looper = h.driver.loopers(q).front();
+  h.user.set_handler(q, 0, [&h, p](int tid, int /*txn*/) {
+    h.user.then(tid, [&h](int t) { h.user.finish(t); });
+    h.driver.call(tid, p, 0, 0, false, 20 * kUs);
+  });
+  h.user.start_at(c, 10 * kUs);
+  h.oneway_next(c, q, 0);
+  h.run_until(10 * kMs);
+
+  ASSERT_EQ(h.user.received().size(), 2U);
+  EXPECT_EQ(h.user.received()[0].tid, q_looper);
+  EXPECT_TRUE(h.user.received()[0].oneway);
+  EXPECT_EQ(h.user.received()[1].tid, p_looper);
+  EXPECT_EQ(h.user.received()[1].from_tid, q_looper);
+  EXPECT_TRUE(h.user.received_by(c).empty());
+  EXPECT_EQ(h.driver.counters().nested, 0U);
+  EXPECT_EQ(h.user.replies_to(q_looper).size(), 1U);
+  EXPECT_EQ(h.user.finished().size(), 2U);  // the call answered, the oneway freed
+}
+
 // --- Priority inheritance (binder_set_priority) -------------------------------------------------
 
 TEST(DriverTest, AndroidInheritanceRunsTheServerAtTheRtCallersPriority) {
@@ -778,6 +834,29 @@ TEST_P(DriverInheritanceTest, NodeMinimumPriorityBoundsTheInheritedNice) {
   ASSERT_EQ(h.user.received().size(), 2U);
   EXPECT_EQ(h.user.received()[0].nice, -2);
   EXPECT_EQ(h.user.received()[1].nice, -8);
+}
+
+TEST_P(DriverInheritanceTest, ACallerBelowTheNodeFloorRunsItsServerAtTheFloorEvenBelowItsOwnNice) {
+  // Kernel rule (1.6): a two-way call's server is set to the node's minimum whenever the
+  // caller's priority is not above it, even when the server's own nice is higher. Upstream
+  // binder_thread_read(): binder_set_nice(target_node->min_priority) for any non-oneway
+  // transaction (only a oneway is left alone when the thread already runs above the floor);
+  // Android binder_transaction_priority() sets the node's priority as it replaces t->priority.
+  // A nice 10 caller through a floor of nice 5 runs the nice 0 looper at nice 5.
+  KernelOptions options;
+  options.inheritance = GetParam();
+  DriverHarness h("fifo", options);
+  const int srv = h.add_server("srv", 0, {NodeConfig{"floor", true, 5}});
+  const int low = h.add_thread(h.add_client_process(), "low", 4, Policy::kNormal, 10);
+  const int looper = h.driver.loopers(srv).front();
+  h.call_at(low, 10 * kUs, srv, 100 * kUs);
+  h.run_until(10 * kMs);
+
+  ASSERT_EQ(h.user.received().size(), 1U);
+  EXPECT_EQ(h.user.received()[0].tid, looper);
+  EXPECT_EQ(h.user.received()[0].nice, 5);
+  ASSERT_EQ(h.user.replies_to(low).size(), 1U);
+  EXPECT_EQ(h.sched.task(looper).nice, 0);  // restored on reply
 }
 
 TEST_P(DriverInheritanceTest, TheServerRestoresItsNiceBeforeOrAfterWakingTheCaller) {
