@@ -102,6 +102,27 @@ TEST_F(BalanceTest, BusyCpuPullsFromACpuRunningTwoMoreTasksAtTheTick) {
   EXPECT_EQ(sched_.newidle_pulls(), 0U);
 }
 
+TEST_F(BalanceTest, ABusyCpuBalancesAgainOnlyAfterItsBusyIntervalOf128Ms) {
+  // rebalance_domains() with get_sd_balance_interval(): a busy CPU balances a domain every
+  // balance_interval (1 ms per CPU of the domain: 8 ms here) times busy_factor (16), so 128 ms.
+  // Every CPU runs a pinned hog and balances at the first tick (4 ms) with nothing to pull.
+  // Two fair tasks then queue on CPU 1, which runs two more tasks than any other CPU, and no
+  // CPU is idle to be kicked: the first pull is at the tick of 4 ms + 128 ms, not before.
+  for (int cpu = 0; cpu < 8; ++cpu) occupy(cpu, fair_params("hog"));
+  run_until(tick() + kMillisecond);
+  EXPECT_EQ(sched_.balance_pulls(), 0U);
+  const int first = queue_behind(1, "first");
+  queue_behind(1, "second");
+  ASSERT_EQ(sched_.nr_running(1), 3);
+  const SimTime next_balance = tick() + 8 * 16 * kMillisecond;
+  run_until(next_balance - 1);
+  EXPECT_EQ(sched_.balance_pulls(), 0U);
+  EXPECT_EQ(sched_.task(first).cpu, 1);
+  run_until(next_balance);
+  EXPECT_EQ(sched_.balance_pulls(), 1U);
+  EXPECT_EQ(sched_.newidle_pulls(), 0U);
+}
+
 TEST_F(GkiBalanceTest, NoKickWhileNotOverutilizedThenPullOnceOverutilized) {
   // Under energy-aware placement the kernel does not load-balance while the system is not
   // overutilised: the waiting task stays queued on CPU 1 through the ticks. Once CPU 1's

@@ -395,6 +395,27 @@ TEST_F(SchedTest, ANewTasksStartDebitCountsTheRunningTask) {
             sched_.tunables().sched_latency_ns / 2);
 }
 
+TEST_F(SchedTest, ANiceFiveNewTasksStartDebitIsItsVirtualSliceOfTheStretchedPeriod) {
+  // place_entity(initial) with START_DEBIT adds sched_vslice(): the task's share of the period
+  // by weight, turned into virtual time (x 1024 / its weight). Past sched_nr_latency (24 ms /
+  // 3 ms = 8 tasks) the period stretches to 3 ms per task (__sched_period()). A nice-5 task
+  // (weight 335) joining eight nice-0 tasks on CPU 4 (one running, seven waiting): the period
+  // is 9 x 3 ms = 27 ms, its slice 27 ms x 335 / 8527, about 1.06 ms, and its debit that slice
+  // x 1024 / 335, about 3.24 ms of virtual time.
+  const int cpu = 4;
+  occupy(cpu, fair_params("running"));
+  run_until(50 * kMillisecond);
+  for (int i = 0; i < 7; ++i) occupy(cpu, fair_params("waiting" + std::to_string(i)));
+  const int added = occupy(cpu, fair_params("new", 5));
+  ASSERT_EQ(sched_.nr_running(cpu), 9);
+  const SchedTunables& tunables = sched_.tunables();
+  const std::int64_t weight = nice_to_weight(5);
+  const SimTime period = 9 * tunables.min_granularity_ns;
+  ASSERT_GT(period, tunables.sched_latency_ns);
+  const SimTime slice = period * weight / (8 * nice_to_weight(0) + weight);
+  EXPECT_EQ(sched_.task(added).vruntime - sched_.rq(cpu).min_vruntime, slice * 1024 / weight);
+}
+
 TEST_F(SchedTest, ASliceEndsSoonerWhenTasksJoinTheQueue) {
   // Two tasks share a CPU with 12 ms slices; six more join at 2 ms, so the slice is 3 ms and
   // the running task loses the CPU at the first tick its vruntime is no longer the least
@@ -485,6 +506,31 @@ TEST_F(SchedTest, WakingSleeperGetsAtMostHalfALatencyOfCredit) {
   }
   const SchedTunables& tunables = sched_.tunables();
   EXPECT_LE(runner_back, woken_at + tunables.sched_latency_ns / 2 + 2 * tunables.tick_ns);
+}
+
+TEST_F(SchedTest, AQueuesMinVruntimeDoesNotGoBackWhenASleeperWakesWithCredit) {
+  // update_min_vruntime(): the queue's minimum follows the least vruntime of the running and
+  // the queued fair tasks but never decreases. A sleeper woken on CPU 4 is placed 12 ms
+  // (sched_latency / 2) behind the running task's vruntime and preempts it; the minimum stays
+  // at the preempted task's vruntime, also 8 ms later while the sleeper (still 4 ms behind)
+  // runs, instead of following the sleeper back.
+  const int cpu = 4;
+  const int sleeping = sleeper(cpu, fair_params("sleeper"), only(cpu));
+  const int runner = occupy(cpu, fair_params("runner"), 10'000 * kMillisecond);
+  const SimTime woken_at = 200 * kMillisecond;
+  run_until(woken_at);
+  ASSERT_EQ(sched_.rq(cpu).curr, runner);
+  wake(sleeping, from_cpu(cpu), 10'000 * kMillisecond);
+  const std::int64_t runner_vruntime = sched_.task(runner).vruntime;
+  EXPECT_EQ(sched_.task(sleeping).vruntime,
+            runner_vruntime - sched_.tunables().sched_latency_ns / 2);
+  EXPECT_EQ(sched_.rq(cpu).min_vruntime, runner_vruntime);
+  run_until(woken_at + 8 * kMillisecond);
+  ASSERT_EQ(sched_.rq(cpu).curr, sleeping);
+  sched_.add_overhead(sleeping, 0);  // brings the sleeper's vruntime up to now
+  EXPECT_LT(sched_.task(sleeping).vruntime, runner_vruntime);
+  EXPECT_EQ(sched_.task(runner).vruntime, runner_vruntime);
+  EXPECT_EQ(sched_.rq(cpu).min_vruntime, runner_vruntime);
 }
 
 // --- execution, switch, IPI and idle-exit costs ---------------------------------------------
