@@ -1074,7 +1074,9 @@ void Scheduler::slice_check(int cpu, std::uint64_t checked_tid) {
   const SimTime ran = now() - curr.slice_start;
   const SimTime ideal = sched_slice(cpu, curr);
   const int leftmost = pick_next(cpu);
-  const bool expired = ran > ideal || (ran > tunables_.min_granularity_ns && leftmost >= 0 &&
+  // check_preempt_tick(): over its slice, or (once it has run the minimum granularity) leading
+  // the leftmost waiting task by more than its slice.
+  const bool expired = ran > ideal || (ran >= tunables_.min_granularity_ns && leftmost >= 0 &&
                                        curr.vruntime - t(leftmost).vruntime > ideal);
   if (expired && curr.preempt_count > 0) {
     r.need_resched = true;  // preempt_enable() reschedules; the tick goes on checking

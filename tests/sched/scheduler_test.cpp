@@ -481,6 +481,50 @@ TEST_F(SchedTest, TickPreemptsARunningTaskWhoseVruntimeLeadsTheWaitingOneByMoreT
   EXPECT_GT(near, grown_slice);
 }
 
+// Two nice-0 tasks on gold CPU 4 under `tunables`: one runs from boot, the other joins the queue
+// at 0.5 ms. Returns the harness at 1 ms, with the tids of the running and the waiting task.
+struct TwoOnOneCpu {
+  std::unique_ptr<SchedHarness> h;
+  int running = -1;
+  int waiter = -1;
+};
+TwoOnOneCpu two_on_one_cpu(const SchedTunables& tunables) {
+  TwoOnOneCpu out{std::make_unique<SchedHarness>(tunables)};
+  out.running = out.h->occupy(kGold0, fair_params("running"));
+  out.h->run_until(kMillisecond / 2);
+  out.waiter = out.h->occupy(kGold0, fair_params("waiter"));
+  out.h->run_until(kMillisecond);
+  EXPECT_EQ(out.h->sched().rq(kGold0).curr, out.running);
+  return out;
+}
+
+TEST(SliceCheckTest, FromExactlyTheMinimumGranularityTheLeadOverTheLeftmostIsCompared) {
+  // check_preempt_tick() returns early only while delta_exec < sysctl_sched_min_granularity:
+  // from exactly the minimum granularity on, the running task's vruntime lead over the leftmost
+  // waiting task is compared with its ideal slice. Two nice-0 tasks get half of sched_latency
+  // each; with the minimum granularity set to that slice and a tick every microsecond, the
+  // slice check falls exactly at the slice's end when the slice ends on a microsecond (the
+  // latency is chosen for that, from where the running task's slice starts). There the task
+  // has run exactly the minimum granularity and not exceeded its slice: the waiter, put 30 ms
+  // of vruntime behind, takes the CPU at that check, not at the next tick.
+  SchedTunables tunables;
+  tunables.tick_ns = kMicrosecond;
+  const SimTime start = two_on_one_cpu(tunables).h->sched().task(0).slice_start;
+  const SimTime slice = 3 * kMillisecond + (kMicrosecond - start % kMicrosecond);
+  tunables.sched_latency_ns = 2 * slice;
+  tunables.min_granularity_ns = slice;
+  const TwoOnOneCpu two = two_on_one_cpu(tunables);
+  Scheduler& sched = two.h->sched();
+  ASSERT_EQ(sched.task(two.running).slice_start, start);
+  ASSERT_EQ((start + slice) % kMicrosecond, 0);
+  sched.add_overhead(two.running, 0);  // brings the running task's vruntime up to now
+  sched.task_for_update(two.waiter).vruntime = sched.task(two.running).vruntime - 30 * kMillisecond;
+  two.h->run_until(10 * kMillisecond);
+  const auto resumes = two.h->owner().resumes_of(two.waiter);
+  ASSERT_FALSE(resumes.empty());
+  EXPECT_EQ(resumes.front().time, start + slice);
+}
+
 TEST_F(SchedTest, WakingSleeperGetsAtMostHalfALatencyOfCredit) {
   // place_entity(): a task waking after a long sleep is placed at most sched_latency / 2
   // behind the CPU's current min_vruntime (which follows the running task), so the running
