@@ -131,7 +131,7 @@ struct OneCall {
     h.run_until(100 * kMillisecond);
   }
   SimTime latency() const {
-    const auto& record = h.user.replies_to(client).at(0).record;
+    const auto record = h.user.replies_to(client).at(0).record;  // replies_to() is a copy
     return record.finished - record.started;
   }
   DriverHarness h;
