@@ -248,7 +248,7 @@ std::string mutate_anywhere(Json& document, engine::Rng& rng) {
     }
     default: {  // nesting: within the reader's limit of 256 levels, at it, and far beyond it
       const Pointer at = pick_pointer(document, pointers, rng, has_parent).value_or(Pointer());
-      static const std::vector<int> kDepths = {20, 250, 260, 5000};
+      static const std::vector<int> kDepths = {20, 250, 260, 1000};
       const int depth = pick(kDepths, rng);
       document[at] = nested(depth);
       return show(at) + ": replaced by arrays nested " + std::to_string(depth) + " deep";
