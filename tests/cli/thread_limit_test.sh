@@ -13,6 +13,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 init_test 2 "<path to bindersim binary> <repo root>" "$@"
 cd "$TMP" || exit 2
 
+# A binary built with AddressSanitizer reserves terabytes of shadow address space at start-up,
+# so it cannot run under an address-space limit: skipped (exit 77, which CTest reports as such).
+if ldd "$BIN" 2>/dev/null | grep -q libasan; then
+  echo "skipped: the binary is built with AddressSanitizer"
+  exit 77
+fi
+
 # limited ARGS...: runs bindersim as run() does, within 400 MB of address space, with 250 MB
 # stacks for new threads (glibc sizes them by the stack limit): room for one, and 20 s.
 limited() {
