@@ -489,23 +489,36 @@ TEST(KernelLockTest, MutexUnlockWakesOnlyTheFirstSleeper) {
   EXPECT_EQ(h.stats().handoffs, 0U);
 }
 
-TEST(KernelLockTest, MutexUnlockWakesTheSleeperBehindAPreemptedSpinner) {
-  // S (gold 1) asks for the mutex at 20 us and spins while the owner (gold 0) runs; an RT task
-  // preempts S at 40 us for about 1.2 ms, so S stays queued first without ever having slept (it
-  // is not on the wait list). An RT task preempts the owner at 60 us for about 120 us; W (gold 2)
-  // asks at 80 us, finds the owner off its CPU and sleeps behind S. The owner's unlock (about
-  // 360 us) wakes W, which takes the mutex within 20 us; S takes it after its RT task, once W
-  // is done, not W after S.
-  LockHarness h(LockKind::kMutex);
-  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
-                             {lock(), work(200 * kMicrosecond), unlock()});
-  const int s = h.thread(fair_params("s", 0, only(kGold1)), 20 * kMicrosecond,
-                         {lock(), work(10 * kMicrosecond), unlock()});
-  const int rt_s =
+// S (gold 1) asks for the mutex at 20 us and spins while the owner (gold 0) runs; an RT task
+// preempts S at 40 us for about 1.2 ms, so S stays queued first without ever having slept (it
+// is not on the wait list). An RT task preempts the owner at 60 us for about 120 us; W (gold 2)
+// asks at 80 us, finds the owner off its CPU and sleeps behind S. The owner unlocks at about
+// 360 us.
+struct SpinnerAheadOfSleeper {
+  int owner = -1;
+  int s = -1;
+  int rt_s = -1;  // the RT task preempting S
+  int w = -1;
+};
+SpinnerAheadOfSleeper spinner_ahead_of_sleeper(LockHarness& h) {
+  SpinnerAheadOfSleeper t;
+  t.owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
+                     {lock(), work(200 * kMicrosecond), unlock()});
+  t.s = h.thread(fair_params("s", 0, only(kGold1)), 20 * kMicrosecond,
+                 {lock(), work(10 * kMicrosecond), unlock()});
+  t.rt_s =
       h.thread(rt_params("rt-s", 50, only(kGold1)), 40 * kMicrosecond, {work(1000 * kMicrosecond)});
   h.thread(rt_params("rt-owner", 50, only(kGold0)), 60 * kMicrosecond, {work(100 * kMicrosecond)});
-  const int w = h.thread(fair_params("w", 0, only(kGold2)), 80 * kMicrosecond,
-                         {lock(), work(10 * kMicrosecond), unlock()});
+  t.w = h.thread(fair_params("w", 0, only(kGold2)), 80 * kMicrosecond,
+                 {lock(), work(10 * kMicrosecond), unlock()});
+  return t;
+}
+
+TEST(KernelLockTest, MutexUnlockWakesTheSleeperBehindAPreemptedSpinner) {
+  // spinner_ahead_of_sleeper(): the owner's unlock wakes W, which takes the mutex within 20 us;
+  // S takes it after its RT task, once W is done, not W after S.
+  LockHarness h(LockKind::kMutex);
+  const auto [owner, s, rt_s, w] = spinner_ahead_of_sleeper(h);
   h.run_until(20 * kMillisecond);
   ASSERT_TRUE(h.has_granted(s) && h.has_granted(w));
   ASSERT_LT(h.released_at(owner), h.finished_at(rt_s));  // S still preempted at the unlock
@@ -516,20 +529,12 @@ TEST(KernelLockTest, MutexUnlockWakesTheSleeperBehindAPreemptedSpinner) {
 }
 
 TEST(KernelLockTest, TheFirstWaiterOnTheWaitListAsksForAHandoffNotASpinnerAheadOfIt) {
-  // As above, S is queued first without ever having slept, and W sleeps behind it. X (prime)
-  // asks at 250 us, while the owner runs again, and spins. At the owner's unlock X takes the
-  // mutex and W, woken, finds it taken: W is the first waiter on the wait list (S is not on
-  // it), so it asks for a handoff, and X's unlock hands the mutex to W.
+  // spinner_ahead_of_sleeper(): S is queued first without ever having slept, and W sleeps
+  // behind it. X (prime) asks at 250 us, while the owner runs again, and spins. At the owner's
+  // unlock X takes the mutex and W, woken, finds it taken: W is the first waiter on the wait
+  // list (S is not on it), so it asks for a handoff, and X's unlock hands the mutex to W.
   LockHarness h(LockKind::kMutex);
-  const int owner = h.thread(fair_params("owner", 0, only(kGold0)), 0,
-                             {lock(), work(200 * kMicrosecond), unlock()});
-  const int s = h.thread(fair_params("s", 0, only(kGold1)), 20 * kMicrosecond,
-                         {lock(), work(10 * kMicrosecond), unlock()});
-  const int rt_s =
-      h.thread(rt_params("rt-s", 50, only(kGold1)), 40 * kMicrosecond, {work(1000 * kMicrosecond)});
-  h.thread(rt_params("rt-owner", 50, only(kGold0)), 60 * kMicrosecond, {work(100 * kMicrosecond)});
-  const int w = h.thread(fair_params("w", 0, only(kGold2)), 80 * kMicrosecond,
-                         {lock(), work(10 * kMicrosecond), unlock()});
+  const auto [owner, s, rt_s, w] = spinner_ahead_of_sleeper(h);
   const int x = h.thread(fair_params("x", 0, only(kPrimeCpu)), 250 * kMicrosecond,
                          {lock(), work(10 * kMicrosecond), unlock()});
   h.run_until(20 * kMillisecond);

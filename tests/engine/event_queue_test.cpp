@@ -590,10 +590,8 @@ class StaleMaker : public EventHandler {
 // Checked after every event, from more than 2 pending: a tick at 1, a stale event at 100, the
 // kGrow event at 50 and three live events at 200, 201 and 202. After the tick, 5 > 2 events are
 // pending: the stale one is dropped and 4 are left, so the next compaction needs more than 8.
-// The kGrow event then adds `grow_by` stale events to the 3 left after it.
-std::uint64_t dropped_with_growth(int grow_by) {
-  Engine engine;
-  StaleMaker m(engine, grow_by);
+// The kGrow event then adds `m`'s stale events to the 3 left after it.
+void run_with_growth(Engine& engine, StaleMaker& m) {
   m.target = engine.add_handler(m);
   engine.set_compaction(1, 2);
   engine.schedule(1, m.target, StaleMaker::kTick, 0);
@@ -601,6 +599,13 @@ std::uint64_t dropped_with_growth(int grow_by) {
   engine.schedule(50, m.target, StaleMaker::kGrow, 0);
   for (SimTime t = 200; t <= 202; ++t) engine.schedule(t, m.target, StaleMaker::kLive, 0);
   engine.run();
+}
+
+// How many events run_with_growth() drops when kGrow adds `grow_by` stale events.
+std::uint64_t dropped_with_growth(int grow_by) {
+  Engine engine;
+  StaleMaker m(engine, grow_by);
+  run_with_growth(engine, m);
   EXPECT_EQ(m.stale_seen + static_cast<int>(engine.events_dropped()), grow_by + 1);
   return engine.events_dropped();
 }
@@ -619,13 +624,7 @@ TEST(EngineTest, ACompactionNumbersTheEventsItKeepsFromZeroInTheirOrder) {
   // at 200, 201 and 202 become 1, 2 and 3; the 5 stale events kGrow schedules then get 4 to 8.
   Engine engine;
   StaleMaker m(engine, 5);
-  m.target = engine.add_handler(m);
-  engine.set_compaction(1, 2);
-  engine.schedule(1, m.target, StaleMaker::kTick, 0);
-  engine.schedule(100, m.target, StaleMaker::kStale, 0);
-  engine.schedule(50, m.target, StaleMaker::kGrow, 0);
-  for (SimTime t = 200; t <= 202; ++t) engine.schedule(t, m.target, StaleMaker::kLive, 0);
-  engine.run();
+  run_with_growth(engine, m);
   EXPECT_EQ(engine.events_dropped(), 1u);
   EXPECT_EQ(m.live_sequences, (std::vector<std::uint64_t>{1, 2, 3}));
 }

@@ -265,6 +265,21 @@ class WaltEnergyMarginTest : public WaltTest {
     sched_.task_for_update(tid).params.affinity = only(0) | only(kGold0);
     return tid;
   }
+  // The share of prev's (CPU 0's) energy estimate that placing the task on CPU 4 saves, once
+  // the set-up is checked: CPU 0 busy with the other task, CPU 4 in a deep idle state, the task
+  // big enough for the energy evaluation, and the search giving CPUs 0 and 4 as candidates.
+  double gold_saving_share(int tid) {
+    EXPECT_EQ(sched_.rq(0).curr, filler_);
+    EXPECT_GT(sched_.rq(kGold0).idle_state, 0);
+    EXPECT_GE(sched_.walt_task_demand(tid), WaltPlacement::kMinUtilForEnergyEval);
+    const std::uint64_t candidates = only(0) | only(kGold0);
+    EXPECT_EQ(
+        WaltPlacement::find_best_target(sched_, tid, 0, WaltPlacement::get_indicies(sched_, tid)),
+        candidates);
+    const double prev_energy = WaltPlacement::compute_energy(sched_, tid, 0, candidates);
+    return (prev_energy - WaltPlacement::compute_energy(sched_, tid, kGold0, candidates)) /
+           prev_energy;
+  }
   int filler_ = -1;
 };
 
@@ -276,21 +291,11 @@ TEST_F(WaltGoldSavesThreeSixtyFourthsTest, ATaskLeavesItsCpuWhenTheSavingIsAbove
   // (d0 < u / 2) and less than 1/16. WALT moves the task to gold CPU 4 (a margin of 1/16 would
   // keep it on CPU 0).
   const int tid = task_on_busy_silver_allowed_on_gold();
-  const double u = sched_.walt_task_demand(tid);
-  ASSERT_EQ(sched_.rq(0).curr, filler_);
-  ASSERT_GT(sched_.rq(kGold0).idle_state, 0);
-  ASSERT_GE(u, WaltPlacement::kMinUtilForEnergyEval);
   ASSERT_EQ(WaltPlacement::get_indicies(sched_, tid).order_index, 0);
-  ASSERT_LT(sched_.walt_cpu_demand(0), u / 2);
-  const std::uint64_t candidates = only(0) | only(kGold0);
-  ASSERT_EQ(
-      WaltPlacement::find_best_target(sched_, tid, 0, WaltPlacement::get_indicies(sched_, tid)),
-      candidates);
-  const double prev_energy = WaltPlacement::compute_energy(sched_, tid, 0, candidates);
-  const double saving =
-      prev_energy - WaltPlacement::compute_energy(sched_, tid, kGold0, candidates);
-  ASSERT_GT(saving, prev_energy / 32);
-  ASSERT_LT(saving, prev_energy / 16);
+  ASSERT_LT(sched_.walt_cpu_demand(0), sched_.walt_task_demand(tid) / 2);
+  const double saving = gold_saving_share(tid);
+  ASSERT_GT(saving, 1.0 / 32);
+  ASSERT_LT(saving, 1.0 / 16);
   wake(tid, from_timer());
   EXPECT_EQ(last_choice(), kGold0);
 }
@@ -301,20 +306,10 @@ TEST_F(WaltGoldSavesOneThirtySecondTest, ATaskStaysOnItsCpuWhenTheSavingIsAThirt
   // keeps the task on CPU 0 (busy, so no idle fastpath); without the margin, or with a margin
   // of 1/64, it would go to CPU 4.
   const int tid = task_on_busy_silver_allowed_on_gold();
-  const double u = sched_.walt_task_demand(tid);
-  ASSERT_EQ(sched_.rq(0).curr, filler_);
-  ASSERT_GT(sched_.rq(kGold0).idle_state, 0);
-  ASSERT_GE(u, WaltPlacement::kMinUtilForEnergyEval);
-  ASSERT_LT(sched_.walt_cpu_demand(0), u);
-  const std::uint64_t candidates = only(0) | only(kGold0);
-  ASSERT_EQ(
-      WaltPlacement::find_best_target(sched_, tid, 0, WaltPlacement::get_indicies(sched_, tid)),
-      candidates);
-  const double prev_energy = WaltPlacement::compute_energy(sched_, tid, 0, candidates);
-  const double saving =
-      prev_energy - WaltPlacement::compute_energy(sched_, tid, kGold0, candidates);
-  ASSERT_GT(saving, prev_energy / 64);
-  ASSERT_LE(saving, prev_energy / 32);
+  ASSERT_LT(sched_.walt_cpu_demand(0), sched_.walt_task_demand(tid));
+  const double saving = gold_saving_share(tid);
+  ASSERT_GT(saving, 1.0 / 64);
+  ASSERT_LE(saving, 1.0 / 32);
   wake(tid, from_timer());
   EXPECT_EQ(last_choice(), 0);
 }
