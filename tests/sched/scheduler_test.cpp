@@ -525,6 +525,53 @@ TEST(SliceCheckTest, FromExactlyTheMinimumGranularityTheLeadOverTheLeftmostIsCom
   EXPECT_EQ(resumes.front().time, start + slice);
 }
 
+TEST(SliceCheckTest, BeforeTheMinimumGranularityTheLeadOverTheLeftmostDoesNotPreempt) {
+  // check_preempt_tick() returns early while delta_exec < sysctl_sched_min_granularity (3 ms):
+  // only from then on is the running task's vruntime lead over the leftmost waiting task
+  // compared with its ideal slice. Two nice-0 tasks on gold CPU 4, the running one on the CPU
+  // since about 0 ms; at 1 ms the waiter is boosted to nice -20 and back to nice 0 (as a
+  // priority inheritance that ends at once), which shrinks the running task's slice to 0.27 ms
+  // for a moment and so brings the slice check to 1 ms; from there the check runs every tick
+  // (1 us). The waiter is put 30 ms of vruntime behind: its lead exceeds the 12 ms slice at
+  // every check, yet the running task keeps the CPU until it has run 3 ms, and the waiter takes
+  // it at the first check from there (within 1 us), not at 1 ms.
+  SchedTunables tunables;
+  tunables.tick_ns = kMicrosecond;
+  const TwoOnOneCpu two = two_on_one_cpu(tunables);
+  Scheduler& sched = two.h->sched();
+  const SimTime start = sched.task(two.running).slice_start;
+  ASSERT_LT(start, kMillisecond / 2);
+  sched.set_attributes(two.waiter, Policy::kNormal, -20, 0);
+  sched.set_attributes(two.waiter, Policy::kNormal, 0, 0);
+  sched.add_overhead(two.running, 0);  // brings the running task's vruntime up to now
+  sched.task_for_update(two.waiter).vruntime = sched.task(two.running).vruntime - 30 * kMillisecond;
+  two.h->run_until(20 * kMillisecond);
+  const auto resumes = two.h->owner().resumes_of(two.waiter);
+  ASSERT_FALSE(resumes.empty());
+  EXPECT_GE(resumes.front().time, start + tunables.min_granularity_ns);
+  EXPECT_LT(resumes.front().time, start + tunables.min_granularity_ns + kMicrosecond);
+}
+
+TEST_F(SchedTest, ATaskWokenOnAnotherCpuKeepsItsVruntimeLagRelativeToTheQueue) {
+  // set_task_cpu() -> migrate_task_rq_fair(): a fair task that moves to another run queue
+  // leaves with its vruntime relative to the old queue's min_vruntime and arrives with it
+  // relative to the new one's, so the credit or debit it had there is kept. A sleeper on silver
+  // CPU 0 (idle since, min_vruntime about 24 ms: the start debit of one 24 ms latency) is given
+  // 5 ms of credit and woken at 50 ms on gold CPU 4, where a hog has run since boot
+  // (min_vruntime about 72 ms): it is placed exactly 5 ms behind CPU 4's minimum, not clamped
+  // by place_entity() to half a latency (12 ms) behind it.
+  const int hog = occupy(kGold0, fair_params("hog"));
+  const int moved = sleeper(kSilver0, fair_params("sleeper"), only(kGold0));
+  run_until(50 * kMillisecond);
+  ASSERT_EQ(sched_.rq(kGold0).curr, hog);
+  const std::int64_t source_min = sched_.rq(kSilver0).min_vruntime;
+  ASSERT_LT(source_min + 20 * kMillisecond, sched_.rq(kGold0).min_vruntime);
+  sched_.task_for_update(moved).vruntime = source_min - 5 * kMillisecond;
+  wake(moved, from_cpu(kGold0));
+  ASSERT_EQ(sched_.task(moved).cpu, kGold0);
+  EXPECT_EQ(sched_.task(moved).vruntime - sched_.rq(kGold0).min_vruntime, -5 * kMillisecond);
+}
+
 TEST_F(SchedTest, WakingSleeperGetsAtMostHalfALatencyOfCredit) {
   // place_entity(): a task waking after a long sleep is placed at most sched_latency / 2
   // behind the CPU's current min_vruntime (which follows the running task), so the running
