@@ -1404,8 +1404,10 @@ bool Scheduler::may_take_misfit(int src_cpu, int dst_cpu, BalanceKind kind) cons
   const RunQueue& src = rq(src_cpu);
   if (!src.misfit || src.curr < 0 || src_cpu == dst_cpu) return false;
   const Task& task = tasks_[static_cast<std::size_t>(src.curr)];
+  // capacity_greater(capacity_of(dst), sg->sgc->max_capacity) of update_sd_pick_busiest(): the
+  // source's group is its CPU, whose max_capacity is the capacity left to CFS.
   return !task.is_rt() && task.preempt_count == 0 && task.allowed_on(dst_cpu) &&
-         capacity_of(dst_cpu) * 1024.0 > context_.topology.capacity(src_cpu) * 1078.0 &&
+         capacity_of(dst_cpu) * 1024.0 > capacity_of(src_cpu) * 1078.0 &&
          placement_.may_pull(*this, src_cpu, dst_cpu, kind);
 }
 

@@ -247,6 +247,42 @@ TEST_F(MisfitTest, ACpuWhoseIdlePeriodsAreLongPullsTheMisfitTaskWhenGoingIdle) {
   EXPECT_EQ(sched_.rq(1).curr, -1);
 }
 
+TEST_F(MisfitTest, AMisfitTaskLeavesThePrimeCoreForGoldWhenRtTasksTakeEnoughOfIt) {
+  // update_sd_pick_busiest() lets a CPU take a misfit task only if it has more than 5% more
+  // capacity than the task's group's max_capacity, which update_cpu_capacity() sets to the
+  // capacity left to CFS (scale_rt_capacity()), not the original capacity. An RT task pinned to
+  // the prime core runs 1.6 ms of every 4 ms, between its ticks (so that no tick finds two
+  // tasks there): by 100 ms its RT utilisation, about 360, leaves the core about 665 of its
+  // 1024. A fair hog sharing it stops fitting that (its utilisation, about 540, needs 675 with
+  // the 20% margin); the core's capacity is cut by more than check_cpu_capacity()'s 117%, so a
+  // tick kicks the idle balance, and an idle gold CPU, with 872 > 1.05 x 665, takes the hog.
+  const int hog = hog_on(kPrime);
+  const int rt = sched_.create_task(rt_params("rt", 50, only(kPrime)));
+  for (SimTime t = kMillisecond; t < 300 * kMillisecond; t += tick()) {
+    at(t, [this, rt, t] {
+      if (sched_.task(rt).state != TaskState::kSleeping && t > kMillisecond) return;
+      sched_.run(rt, 1600 * kMicrosecond);
+      if (t == kMillisecond) {
+        sched_.wake_new(rt, kPrime);
+      } else {
+        sched_.wake(rt, from_cpu(kPrime));
+      }
+    });
+  }
+  SimTime moved_at = engine::kNever;
+  for (SimTime t = kMillisecond; t <= 300 * kMillisecond && moved_at == engine::kNever;
+       t += kMillisecond) {
+    run_until(t);
+    if (sched_.task(hog).cpu != kPrime) moved_at = t;
+  }
+  ASSERT_NE(moved_at, engine::kNever);
+  EXPECT_GE(sched_.task(hog).cpu, kGold0);
+  EXPECT_LT(sched_.task(hog).cpu, kPrime);
+  EXPECT_EQ(sched_.misfit_migrations(), 1U);
+  EXPECT_LT(sched_.capacity_of(kPrime) * 1078, topology_.capacity(kGold0) * 1024);
+  EXPECT_LT(sched_.capacity_of(kPrime) * 117, topology_.capacity(kPrime) * 100);
+}
+
 // The SA8155P with the prime core's capacity per MHz changed so that its capacity is `ratio`
 // times the gold cores' (the prime core stays the largest, 1024; gold becomes 1024 / ratio).
 std::function<void(nlohmann::json&)> prime_over_gold(double ratio) {
