@@ -61,6 +61,32 @@ TEST(OverrideTest, ValuesNestedDeeperThanTheLimitAreRejected) {
             "most 256 levels deep");
 }
 
+TEST(OverrideTest, ValuesNestedToTheLimitAreAcceptedAndOneLevelMoreIsNot) {
+  // The limit is the scenario file's: 256 levels of arrays parse, as they would in the file;
+  // the 257th level is the first one rejected, here and not later by the strict parser, whose
+  // message would quote all 514 characters of the value.
+  const std::string at_limit = std::string(256, '[') + std::string(256, ']');
+  EXPECT_EQ(error_of([&] { parse_override("description=" + at_limit); }), "");
+  EXPECT_TRUE(parse_override("description=" + at_limit).value.is_array());
+  const std::string past_limit = "[" + at_limit + "]";
+  EXPECT_EQ(error_of([&] { parse_override("description=" + past_limit); }),
+            "--set \"description=[[[[[[[[[[[[[[[[[[[[[[[[[[...\": expected a value nested at "
+            "most 256 levels deep");
+}
+
+TEST(OverrideTest, TheDeleteCharacterIsRejectedAsAControlCharacter) {
+  // 0x7f (DEL) is valid UTF-8 but a control character, as the bytes below 0x20 are: refused
+  // like them, not taken silently into a value such as a process name.
+  EXPECT_EQ(error_of([] {
+              parse_override(
+                  "clients.0.process=a\x7f"
+                  "b");
+            }),
+            "--set \"clients.0.process=a\x7f"
+            "b\": expected KEY=VALUE as UTF-8 text without "
+            "control characters");
+}
+
 TEST(OverrideTest, PathsWalkObjectsAndArraysAndCreateMissingKeys) {
   // Existing values are replaced, array elements are addressed by index, missing object keys
   // (and objects on the way) are created for the strict parser to judge.
@@ -118,6 +144,13 @@ TEST(OverrideTest, StarOrIndexAfterAMissingKeyNamesWhereItIsMissing) {
   EXPECT_EQ(error_of([&] { apply_overrides(doc, {parse_override("foo.bar.0=1")}); }),
             "--set foo.bar.0=1: the scenario has no \"foo\", so \"0\" after \"bar\" addresses "
             "no element");
+  // However many keys would be created on the way, it is still the first one that is named:
+  // here "foo", not "foo.bar", the last key created before the index. (A fresh document: the
+  // --set above left an empty "foo" behind before it failed.)
+  nlohmann::json fresh = {{"seed", 1}};
+  EXPECT_EQ(error_of([&] { apply_overrides(fresh, {parse_override("foo.bar.baz.0=1")}); }),
+            "--set foo.bar.baz.0=1: the scenario has no \"foo\", so \"0\" after \"baz\" "
+            "addresses no element");
   // An empty array has no element for "*" to reach: an error as a missing key is, not a
   // --set that silently changes nothing.
   nlohmann::json with_empty = {{"background", nlohmann::json::array()},
