@@ -338,6 +338,40 @@ TEST(SimulationLimitsTest, LoopWhoseIterationsTakeNoTimeStopsWithOneError) {
   EXPECT_TRUE(testing::run_scenario(scenario, "fifo").clients_finished);
 }
 
+TEST(SimulationLimitsTest, AClientMayTakeNoTimeFor999IterationsInARowButNot1000) {
+  // A client outside every process whose iteration only computes 0 ns: its first iteration
+  // takes time (the thread is woken and switched in), every later one none. So 1000 iterations
+  // are 999 zero-time iterations in a row, which is allowed, and the run finishes; 1001 are
+  // 1000 in a row, the limit, and the run stops with one line naming the client.
+  const auto run_with = [](std::int64_t iterations) {
+    auto scenario = testing::scaled_scenario("sync-wakeup", 10);
+    workload::ClientSpec idler;
+    idler.name = "idler";
+    idler.process = -1;
+    idler.iterations = iterations;
+    workload::Step nothing;
+    nothing.op = workload::Step::Op::kCompute;
+    idler.iteration = {nothing};
+    scenario.clients.push_back(idler);
+    return scenario;
+  };
+  const auto allowed = run_with(1000);
+  const auto result = testing::run_scenario(allowed, "fifo");
+  EXPECT_TRUE(result.clients_finished);
+  EXPECT_EQ(result.completed, 10U);
+  const auto stopped = run_with(1001);
+  try {
+    testing::run_scenario(stopped, "fifo");
+    FAIL() << "1000 zero-time iterations in a row ran to completion";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              stopped.source() +
+                  ": /clients/1/iteration: 1000 iterations in a row took no simulated time, so "
+                  "the loop would never let time advance; give it a step that takes time (a sleep "
+                  "or a compute above 0 ns)");
+  }
+}
+
 // A thread step (1 us each to create, start and exit the thread) whose thread computes
 // `work_ref_ns` of reference work; `pointer` is where a scenario file would hold it.
 workload::Step thread_step(std::int64_t work_ref_ns, const std::string& pointer) {
