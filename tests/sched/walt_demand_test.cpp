@@ -100,6 +100,31 @@ TEST_F(WaltDemandTest, RunnableAcrossWholeWindowsGivesFullSamples) {
   EXPECT_DOUBLE_EQ(sum, (4 + 16 + 16 + 2.4 + 2.4) * kMs);
 }
 
+TEST_F(WaltDemandTest, WholeWindowsOnAHalfCapacityCpuAreHalfWindowSamples) {
+  // update_task_demand() pushes scale_exec_time(window_size, rq) for each whole window: a
+  // window runnable on a CPU at half of the biggest CPU's capacity at fmax is an 8 ms sample,
+  // not 16. Runnable from 12 ms to 56 ms at scale 0.5: window 0 gives 4 x 0.5 = 2 ms, windows
+  // 1 and 2 give 8 ms each, window 3 has 4 ms so far. The demand is the recent 8 ms sample
+  // (above the mean (2 + 8 + 8 + 2.4 + 2.4) / 5 = 4.56): 512 in capacity units.
+  busy(12 * kMillisecond, 56 * kMillisecond, 0.5);
+  EXPECT_DOUBLE_EQ(demand_.demand(), 8 * kMs);
+  EXPECT_DOUBLE_EQ(demand_.demand_scaled(kWindow), 512);
+  EXPECT_DOUBLE_EQ(demand_.window_sum(), 4 * kMs);
+  double sum = 0;
+  for (double sample : demand_.history()) sum += sample;
+  EXPECT_DOUBLE_EQ(sum, (2 + 8 + 8 + 2.4 + 2.4) * kMs);
+}
+
+TEST_F(WaltDemandTest, MoreWholeWindowsThanTheHistoryHoldsFillEverySlot) {
+  // update_history() writes min(samples, RAVG_HIST_SIZE) copies of a whole-window sample.
+  // Runnable from 12 ms to 112 ms: window 0 gives a 4 ms sample, then windows 1 to 6 are six
+  // full 16 ms samples; five of them fill the history and push the 4 ms sample (and the
+  // initial 2.4 ms ones) out, so every slot is 16 ms.
+  busy(12 * kMillisecond, 7 * kWindow);
+  EXPECT_DOUBLE_EQ(demand_.demand(), 16 * kMs);
+  for (double sample : demand_.history()) EXPECT_DOUBLE_EQ(sample, 16 * kMs);
+}
+
 TEST_F(WaltDemandTest, WaitingCountsForDemandButNotForRunningTime) {
   // 6 ms waiting on a run queue then 2 ms running, in window 0: the demand's sample is 8 ms
   // (SCHED_ACCOUNT_WAIT_TIME), the window's running time (prev_window) 2 ms.
