@@ -572,19 +572,31 @@ TEST_F(SchedTest, ATaskWokenOnAnotherCpuKeepsItsVruntimeLagRelativeToTheQueue) {
   EXPECT_EQ(sched_.task(moved).vruntime - sched_.rq(kGold0).min_vruntime, -5 * kMillisecond);
 }
 
+// A sleeper that ran on gold CPU 4 and a task running there from boot, at 200 ms, when the
+// sleeper is woken there with 10 s of work.
+struct SleeperWokenBehindRunner {
+  int sleeping = -1;
+  int runner = -1;
+  SimTime woken_at = 200 * kMillisecond;
+};
+SleeperWokenBehindRunner wake_sleeper_behind_runner(SchedHarness& h) {
+  SleeperWokenBehindRunner t;
+  t.sleeping = h.sleeper(kGold0, fair_params("sleeper"), only(kGold0));
+  t.runner = h.occupy(kGold0, fair_params("runner"), 10'000 * kMillisecond);
+  h.run_until(t.woken_at);
+  EXPECT_EQ(h.sched().rq(kGold0).curr, t.runner);
+  h.wake(t.sleeping, from_cpu(kGold0), 10'000 * kMillisecond);
+  return t;
+}
+
 TEST_F(SchedTest, WakingSleeperGetsAtMostHalfALatencyOfCredit) {
   // place_entity(): a task waking after a long sleep is placed at most sched_latency / 2
   // behind the CPU's current min_vruntime (which follows the running task), so the running
   // task gets the CPU back after about that much time plus tick rounding.
-  const int cpu = 4;
-  const int sleeping = sleeper(cpu, fair_params("sleeper"), only(cpu));
-  const int runner = occupy(cpu, fair_params("runner"), 10'000 * kMillisecond);
-  const SimTime woken_at = 200 * kMillisecond;
-  run_until(woken_at);
-  ASSERT_EQ(sched_.rq(cpu).curr, runner);
+  const int cpu = kGold0;
+  const auto [sleeping, runner, woken_at] = wake_sleeper_behind_runner(*this);
   const auto samples =
       sample_curr(cpu, woken_at + kMillisecond, woken_at + 100 * kMillisecond, kMillisecond);
-  wake(sleeping, from_cpu(cpu), 10'000 * kMillisecond);
   run_until(woken_at + 100 * kMillisecond);
   ASSERT_FALSE(samples->empty());
   EXPECT_EQ(samples->front().curr, sleeping);  // its credit exceeds the wakeup granularity
@@ -605,13 +617,8 @@ TEST_F(SchedTest, AQueuesMinVruntimeDoesNotGoBackWhenASleeperWakesWithCredit) {
   // (sched_latency / 2) behind the running task's vruntime and preempts it; the minimum stays
   // at the preempted task's vruntime, also 8 ms later while the sleeper (still 4 ms behind)
   // runs, instead of following the sleeper back.
-  const int cpu = 4;
-  const int sleeping = sleeper(cpu, fair_params("sleeper"), only(cpu));
-  const int runner = occupy(cpu, fair_params("runner"), 10'000 * kMillisecond);
-  const SimTime woken_at = 200 * kMillisecond;
-  run_until(woken_at);
-  ASSERT_EQ(sched_.rq(cpu).curr, runner);
-  wake(sleeping, from_cpu(cpu), 10'000 * kMillisecond);
+  const int cpu = kGold0;
+  const auto [sleeping, runner, woken_at] = wake_sleeper_behind_runner(*this);
   const std::int64_t runner_vruntime = sched_.task(runner).vruntime;
   EXPECT_EQ(sched_.task(sleeping).vruntime,
             runner_vruntime - sched_.tunables().sched_latency_ns / 2);

@@ -31,6 +31,13 @@ class WaltDemandTest : public ::testing::Test {
     }
   }
 
+  // The sum of the history's samples (ns).
+  double history_sum() const {
+    double sum = 0;
+    for (double sample : demand_.history()) sum += sample;
+    return sum;
+  }
+
   WaltDemand demand_;
 };
 
@@ -95,9 +102,7 @@ TEST_F(WaltDemandTest, RunnableAcrossWholeWindowsGivesFullSamples) {
   EXPECT_DOUBLE_EQ(demand_.demand_scaled(kWindow), 1024);
   EXPECT_DOUBLE_EQ(demand_.window_sum(), 8 * kMs);
   // The history holds 4, 16, 16 and two of the initial 2.4 ms samples.
-  double sum = 0;
-  for (double sample : demand_.history()) sum += sample;
-  EXPECT_DOUBLE_EQ(sum, (4 + 16 + 16 + 2.4 + 2.4) * kMs);
+  EXPECT_DOUBLE_EQ(history_sum(), (4 + 16 + 16 + 2.4 + 2.4) * kMs);
 }
 
 TEST_F(WaltDemandTest, WholeWindowsOnAHalfCapacityCpuAreHalfWindowSamples) {
@@ -110,9 +115,7 @@ TEST_F(WaltDemandTest, WholeWindowsOnAHalfCapacityCpuAreHalfWindowSamples) {
   EXPECT_DOUBLE_EQ(demand_.demand(), 8 * kMs);
   EXPECT_DOUBLE_EQ(demand_.demand_scaled(kWindow), 512);
   EXPECT_DOUBLE_EQ(demand_.window_sum(), 4 * kMs);
-  double sum = 0;
-  for (double sample : demand_.history()) sum += sample;
-  EXPECT_DOUBLE_EQ(sum, (2 + 8 + 8 + 2.4 + 2.4) * kMs);
+  EXPECT_DOUBLE_EQ(history_sum(), (2 + 8 + 8 + 2.4 + 2.4) * kMs);
 }
 
 TEST_F(WaltDemandTest, MoreWholeWindowsThanTheHistoryHoldsFillEverySlot) {
