@@ -83,6 +83,19 @@ TEST_F(CostModelTest, OtherTasksEvictInProportionToWhatTheyBringIn) {
   EXPECT_EQ(cost_.on_switch_in(0, 0), stall_of(lines(cache_ / 2) / 4, fetch_));
 }
 
+TEST_F(CostModelTest, ATaskWithoutAWorkingSetStaysWarmWhateverOthersEvict) {
+  // Nothing of a task without a working set can be evicted: once it has run on a CPU, it is
+  // wholly warm there, also after another task has filled the whole cache, and switching it
+  // back in costs nothing.
+  cost_.add_task(0, 0, false);
+  cost_.add_task(1, cache_, false);
+  EXPECT_EQ(cost_.on_switch_in(0, 0), 0);
+  cost_.on_switch_in(1, 0);
+  EXPECT_DOUBLE_EQ(cost_.warmth(1, 0), 1.0);
+  EXPECT_DOUBLE_EQ(cost_.warmth(0, 0), 1.0);
+  EXPECT_EQ(cost_.on_switch_in(0, 0), 0);
+}
+
 TEST_F(CostModelTest, AMigratedTaskFetchesFromTheCpuWhereItIsWarm) {
   cost_.add_task(0, 32 * 1024, false);
   cost_.on_switch_in(0, 0);
