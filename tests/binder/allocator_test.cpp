@@ -516,6 +516,27 @@ TEST_F(AllocatorTest, FreeingBeforeInstallationLeavesThePagesUnmapped) {
   EXPECT_EQ(alloc(10000).pages_to_install, 3);
 }
 
+TEST_F(AllocatorTest, TheLargestRequestTheSumsKeepExactIsRefusedForSpaceNotAborted) {
+  // Just under 2^40 bytes of data and of offsets: sizes, their sum and the async charge stay
+  // exact, so the request is an ordinary one that does not fit.
+  constexpr std::int64_t kLargest = (std::int64_t{1} << 40) - 1;
+  const Allocation got = a_.allocate(kLargest, kLargest, false);
+  EXPECT_EQ(got.failure, AllocFailure::kNoSpace);
+  EXPECT_EQ(got.size, 2 * (std::int64_t{1} << 40));
+  EXPECT_EQ(a_.allocate(kLargest, 0, true).failure, AllocFailure::kNoAsyncSpace);
+  EXPECT_EQ(a_.check_invariants(), "");
+}
+
+TEST(AllocatorDeathTest, ARequestOf2To40BytesOrANegativeOneIsAnInternalError) {
+  // No binder transaction is that large or negative; the scenario reader bounds both, so
+  // reaching the allocator with one is a broken invariant.
+  constexpr std::int64_t kTooLarge = std::int64_t{1} << 40;
+  BufferAllocator a(kSmall);
+  EXPECT_DEATH(a.allocate(kTooLarge, 0, false), "data_bytes < kMaxRequestBytes");
+  EXPECT_DEATH(a.allocate(0, kTooLarge, false), "offsets_bytes < kMaxRequestBytes");
+  EXPECT_DEATH(a.allocate(-1, 0, false), "data_bytes >= 0");
+}
+
 // --- randomized sequence against a brute-force model -------------------------------------------
 
 // The same rules written the slow way: a sorted list of buffers, linear best-fit search, page
